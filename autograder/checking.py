@@ -1,0 +1,148 @@
+"""Correctness: one case is one fresh input, the learner's answer against a float64 reference.
+
+The tolerance is derived, not guessed: the library computes the same thing at the task's precision,
+its largest error against the float64 reference is measured on these very inputs, and the learner
+may be ``tolerance_factor`` times as far off, plus a few units in the last place of each value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from . import arrays
+
+MISMATCHES_SHOWN = 5
+
+
+@dataclass
+class Tolerance:
+    atol: float
+    rtol: float
+    library_max_error: float
+
+    def allowed(self, reference: torch.Tensor) -> torch.Tensor:
+        return self.atol + self.rtol * reference.abs()
+
+
+@dataclass
+class CaseResult:
+    size: Any
+    passed: bool
+    message: str = ""
+    max_error: float | None = None
+    allowed_error: float | None = None
+    mismatches: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["size"] = repr(self.size) if not isinstance(self.size, (int, float, str)) else self.size
+        return d
+
+
+def derive_tolerance(reference: torch.Tensor, library_out: torch.Tensor, dtype: torch.dtype, factor: float) -> Tolerance:
+    eps = torch.finfo(dtype).eps
+    ref = reference.double()
+    library_error = float((library_out.double() - ref).abs().max()) if ref.numel() else 0.0
+    largest = float(ref.abs().max()) if ref.numel() else 0.0
+    atol = factor * max(library_error, eps * largest)
+    return Tolerance(atol=atol, rtol=factor * eps, library_max_error=library_error)
+
+
+def compare(out: torch.Tensor, reference: torch.Tensor, tol: Tolerance) -> tuple[bool, float, list]:
+    """Elementwise |out - ref| <= atol + rtol*|ref|; NaN and Inf never pass where the reference is finite."""
+    got = out.double()
+    ref = reference.double()
+    error = (got - ref).abs()
+    ok = error <= tol.allowed(ref)
+    ok &= torch.isfinite(got) | ~torch.isfinite(ref)
+    if bool(ok.all()):
+        return True, float(error.max()) if error.numel() else 0.0, []
+    bad = (~ok).flatten().nonzero().flatten()[:MISMATCHES_SHOWN].tolist()
+    mismatches = []
+    for flat in bad:
+        index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), ref.shape)) if ref.dim() else ()
+        mismatches.append(
+            {
+                "index": list(index),
+                "got": float(got.flatten()[flat]),
+                "expected": float(ref.flatten()[flat]),
+                "allowed_error": float(tol.allowed(ref.flatten()[flat])),
+            }
+        )
+    finite_error = error[torch.isfinite(error)]
+    worst = float(finite_error.max()) if finite_error.numel() else float("nan")
+    if not bool(torch.isfinite(got).all()):
+        worst = float("nan")
+    return False, worst, mismatches
+
+
+def poison(numel: int, dtype: torch.dtype, device: str) -> None:
+    """Leave NaNs in the memory the next allocation of this size will get from the caching
+    allocator, so an output the learner allocates but never writes reads as NaN, never as an old
+    answer."""
+    if numel <= 0:
+        return
+    block = torch.full((numel,), float("nan"), dtype=dtype, device=device)
+    arrays.synchronize(device)
+    del block
+
+
+def check_case(problem, fn: Callable, size: Any, seed: int, device: str, reference_first: bool) -> CaseResult:
+    inputs = problem.make_inputs(size, seed, device)
+    originals = {k: arrays.clone_preserving_strides(v) for k, v in inputs.items()}
+    out_dtype = getattr(torch, problem.out_dtype)
+
+    def expected() -> tuple[torch.Tensor, torch.Tensor]:
+        return problem.reference(**originals), problem.library(**originals)
+
+    if reference_first:
+        reference, library_out = expected()
+    poison(reference.numel() if reference_first else _numel_hint(inputs), out_dtype, device)
+    args = [arrays.to_learner(v, problem.language) for v in inputs.values()]
+    raw = fn(*args)
+    arrays.synchronize(device)
+    if not reference_first:
+        reference, library_out = expected()
+    arrays.synchronize(device)
+
+    for name, value in inputs.items():
+        if isinstance(value, torch.Tensor) and not torch.equal(value, originals[name]):
+            return CaseResult(size, False, f"your function changed its input {name!r}; inputs must be left as they are")
+
+    try:
+        out = arrays.from_learner(raw, problem.language)
+    except TypeError as exc:
+        return CaseResult(size, False, f"wrong output type: {exc}")
+    if out.device != reference.device:
+        return CaseResult(size, False, f"output is on {out.device}, the inputs are on {reference.device}")
+    if out.dtype != out_dtype:
+        return CaseResult(size, False, f"output dtype is {out.dtype}, expected {out_dtype}")
+    if tuple(out.shape) != tuple(reference.shape):
+        return CaseResult(size, False, f"output shape is {tuple(out.shape)}, expected {tuple(reference.shape)}")
+    if not out.is_contiguous():
+        return CaseResult(size, False, f"output strides are {out.stride()}, expected a contiguous tensor")
+    for name, value in inputs.items():
+        if isinstance(value, torch.Tensor) and arrays.overlaps(out, value):
+            return CaseResult(size, False, f"output shares memory with the input {name!r}; return a new tensor")
+
+    tol = derive_tolerance(reference, library_out, out_dtype, problem.tolerance_factor)
+    ok, worst, mismatches = compare(out, reference, tol)
+    allowed = tol.atol + tol.rtol * (float(reference.abs().max()) if reference.numel() else 0.0)
+    if ok:
+        return CaseResult(size, True, "", worst, allowed)
+    return CaseResult(size, False, f"{_count_wrong(out, reference, tol)} wrong values", worst, allowed, mismatches)
+
+
+def _count_wrong(out: torch.Tensor, reference: torch.Tensor, tol: Tolerance) -> str:
+    got, ref = out.double(), reference.double()
+    ok = ((got - ref).abs() <= tol.allowed(ref)) & (torch.isfinite(got) | ~torch.isfinite(ref))
+    wrong = int((~ok).sum())
+    return f"{wrong} of {ok.numel()}"
+
+
+def _numel_hint(inputs: dict) -> int:
+    tensors = [v for v in inputs.values() if isinstance(v, torch.Tensor)]
+    return max((t.numel() for t in tensors), default=0)

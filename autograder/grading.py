@@ -1,0 +1,147 @@
+"""From a child's measurements to a verdict and points: the one place where grades are decided."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import os
+import warnings
+from typing import Callable
+
+from . import problem as problem_mod
+from . import sandbox, source
+
+
+def pick_device() -> str:
+    forced = os.environ.get("AUTOGRADER_DEVICE")
+    if forced in ("cpu", "cuda"):
+        return forced
+    try:
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    except ImportError:
+        return "cpu"
+
+
+def _geomean(values: list[float]) -> float:
+    if not values or any(v <= 0 or not math.isfinite(v) for v in values):
+        return 0.0
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def _annotate_speed(problem, result: dict) -> None:
+    entry = result.get("ceilings") or {}
+    if not entry:
+        return
+    copy_bw = float(entry["copy"]["bytes_per_s"])
+    matmul = entry.get("matmul", {}).get(problem.compute_dtype) or entry.get("matmul", {}).get("float32")
+    peak = float(matmul["flop_per_s"]) if matmul else float("inf")
+    for row in result["speed"]:
+        seconds = row["candidate"]["median_ms"] * 1e-3
+        intensity = row["flops"] / row["bytes_moved"] if row["bytes_moved"] else float("inf")
+        attainable = min(peak, intensity * copy_bw)
+        row["copy_fraction"] = row["bandwidth"] / copy_bw
+        row["flop_per_s"] = row["flops"] / seconds
+        row["library_flop_per_s"] = row["flops"] / (row["library"]["median_ms"] * 1e-3)
+        row["intensity"] = intensity
+        row["roofline_fraction"] = row["flop_per_s"] / attainable
+        row["below_floor"] = row["candidate"]["median_ms"] < 0.8 * row["floor_ms"]
+
+
+def score(problem, result: dict, device: str) -> dict:
+    """Fill in the verdict and points. Correctness is all or nothing; speed points only follow a
+    correct, honest kernel, from the geometric mean over the benchmark sizes."""
+    result.setdefault("cases", [])
+    result.setdefault("speed", [])
+    result["title"] = problem.title
+    result["max_points"] = problem.max_points
+    result["max_points_here"] = problem.correctness_points + (problem.speed_points if device == "cuda" else 0.0)
+    correct_points = speed_points = 0.0
+    result["speed_note"] = ""
+    if result["status"] == "PASS":
+        correct_points = problem.correctness_points
+        if device != "cuda":
+            result["speed_note"] = "needs a GPU: speed is graded only on a GPU"
+        elif not result["speed"]:
+            result["speed_note"] = "speed was not measured"
+        else:
+            _annotate_speed(problem, result)
+            wrong = sum(r["wrong_timed_outputs"] for r in result["speed"])
+            honesty = result.get("honesty") or {"ok": False, "message": "the kernels of the call were not checked"}
+            if wrong:
+                result["status"] = "FAIL"
+                result["message"] = (
+                    f"{wrong} timed calls returned a wrong answer: the output must be computed by each call, "
+                    "from the inputs it is given (no caching, no skipped or deferred work)"
+                )
+                correct_points = 0.0
+            elif not honesty["ok"]:
+                result["status"] = "REJECT"
+                result["message"] = honesty["message"]
+                correct_points = 0.0
+            elif any(r["below_floor"] for r in result["speed"]):
+                result["status"] = "REJECT"
+                result["message"] = "a time below the physical floor (bytes moved over this GPU's measured bandwidth): the timing was fooled"
+                correct_points = 0.0
+            else:
+                metric_name = problem.speed_scale.metric
+                per_size = [r["copy_fraction"] if metric_name == "copy_fraction" else r["ratio"] for r in result["speed"]]
+                metric = _geomean(per_size)
+                result["speed_metric"] = {"name": metric_name, "value": metric}
+                speed_points = problem.speed_points * problem.speed_scale.fraction(metric)
+    elif result["status"] == "NEEDS GPU":
+        result["speed_note"] = "needs a GPU"
+    result["correctness_points"] = correct_points
+    result["speed_points"] = round(speed_points, 2)
+    result["points"] = round(correct_points + speed_points, 2)
+    return result
+
+
+def needs_gpu_result(problem) -> dict:
+    return {
+        "problem": problem.name,
+        "status": "NEEDS GPU",
+        "message": f"{problem.title} runs CuPy kernels, which need an NVIDIA GPU; open this notebook in Colab with a GPU runtime",
+        "cases": [],
+        "speed": [],
+    }
+
+
+def grade_source(problem, code: str, entry: str, device: str | None = None, speed: bool = True) -> dict:
+    device = device or pick_device()
+    if problem.needs_gpu and device != "cuda":
+        return score(problem, needs_gpu_result(problem), device)
+    result = sandbox.run(problem.name, problem.language, code, entry, device, speed=speed)
+    return score(problem, result, device)
+
+
+def grade_function(problem_name: str, fn: Callable, device: str | None = None, speed: bool = True) -> dict:
+    problem = problem_mod.get(problem_name)
+    device = device or pick_device()
+    if problem.needs_gpu and device != "cuda":
+        return score(problem, needs_gpu_result(problem), device)
+    try:
+        code, entry = source.for_function(fn)
+    except source.SourceError as exc:
+        return score(problem, {"problem": problem.name, "status": "ERROR", "message": str(exc)}, device)
+    return grade_source(problem, code, entry, device, speed)
+
+
+def grade(problem_name: str, fn: Callable, *, speed: bool = True, show: bool = True) -> float:
+    """Grade ``fn`` for the exercise ``problem_name`` and return the points earned.
+
+    This is what a graded cell calls, as its last expression, so nbgrader reads the points. The
+    learner's code runs in a separate process; the report is printed (and the roofline drawn)
+    here. Nothing is written to stderr: nbgrader would give the cell zero for it.
+    """
+    from . import report
+
+    sink = io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stderr(sink):
+        warnings.simplefilter("ignore")
+        result = grade_function(problem_name, fn, speed=speed)
+        if show:
+            report.show(result)
+    return float(result["points"])

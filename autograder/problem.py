@@ -1,0 +1,129 @@
+"""What an exercise is, for the grader: the contract every problem definition fills in.
+
+A problem names the learner's function and its language, makes fresh inputs from a seed, knows the
+exact answer (a float64 reference) and the library's answer at the task's precision, counts the
+bytes and FLOPs one call must move and do, and says how a measured speed turns into points.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+LANGUAGES = ("triton", "cupy", "python")
+
+
+@dataclass(frozen=True)
+class LinearScale:
+    """Speed points grow linearly from 0 at ``zero_at`` to full at ``full_at``.
+
+    ``metric`` names what is scaled: ``"copy_fraction"`` (achieved bandwidth over this GPU's measured
+    copy bandwidth) or ``"library_ratio"`` (library time over the learner's time).
+    """
+
+    metric: str
+    zero_at: float
+    full_at: float
+
+    def fraction(self, value: float) -> float:
+        if not math.isfinite(value):
+            return 0.0
+        return min(1.0, max(0.0, (value - self.zero_at) / (self.full_at - self.zero_at)))
+
+    def describe(self) -> str:
+        unit = "of copy bandwidth" if self.metric == "copy_fraction" else "x the library"
+        if self.metric == "copy_fraction":
+            return f"0 points at {self.zero_at:.0%} {unit}, full at {self.full_at:.0%}"
+        return f"0 points at {self.zero_at:.2f}{unit}, full at {self.full_at:.2f}{unit}"
+
+
+@dataclass
+class Problem:
+    """One graded exercise. Every callable takes and returns torch tensors (CuPy arrays are
+    converted at the boundary, without copies, through DLPack).
+
+    make_inputs(size, seed, device) -> dict of argument name -> tensor or Python scalar, in call order.
+    reference(**inputs) -> the exact answer, computed in float64.
+    library(**inputs) -> the library's answer at the task's precision (also the speed baseline).
+    bytes_moved(size) / flops(size) -> the minimum traffic and arithmetic of one call.
+    """
+
+    name: str
+    title: str
+    notebook: str
+    function: str
+    language: str
+    make_inputs: Callable[[Any, int, str], dict]
+    reference: Callable[..., Any]
+    library: Callable[..., Any]
+    library_name: str
+    bytes_moved: Callable[[Any], float]
+    flops: Callable[[Any], float]
+    test_sizes: Sequence[Any]
+    bench_sizes: Sequence[Any]
+    speed_scale: LinearScale
+    compute_dtype: str = "float32"
+    solution_target: float = 0.0
+    correctness_points: float = 2.0
+    speed_points: float = 2.0
+    out_dtype: str = "float32"
+    tolerance_factor: float = 4.0
+    allowed_library_kernels: tuple[str, ...] = (r"FillFunctor", r"fill_kernel")
+    cpu_test_sizes: Sequence[Any] | None = None
+    notes: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.language not in LANGUAGES:
+            raise ValueError(f"{self.name}: language must be one of {LANGUAGES}")
+
+    @property
+    def max_points(self) -> float:
+        return self.correctness_points + self.speed_points
+
+    @property
+    def needs_gpu(self) -> bool:
+        return self.language == "cupy"
+
+    def sizes_for(self, device: str) -> list:
+        """Test sizes first, then the benchmark sizes, which are checked for correctness too.
+        Under the Triton interpreter only the small test sizes run: it executes every program
+        instance in Python."""
+        if device == "cpu":
+            return list(self.cpu_test_sizes or self.test_sizes)
+        return list(self.test_sizes) + list(self.bench_sizes)
+
+
+_REGISTRY: dict[str, Problem] = {}
+
+
+def register(problem: Problem) -> Problem:
+    if problem.name in _REGISTRY:
+        raise ValueError(f"problem {problem.name} is registered twice")
+    _REGISTRY[problem.name] = problem
+    return problem
+
+
+def get(name: str) -> Problem:
+    from . import problems  # noqa: F401  (registers every act's problems)
+
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        known = ", ".join(sorted(_REGISTRY))
+        raise KeyError(f"no exercise is called {name!r}; the exercises are: {known}") from None
+
+
+def all_problems() -> list[Problem]:
+    from . import problems  # noqa: F401
+
+    return [_REGISTRY[k] for k in sorted(_REGISTRY)]
+
+
+def for_notebook(path: str) -> list[Problem]:
+    """The problems graded in a notebook, matched on '<act folder>/<notebook name>'."""
+    from pathlib import PurePath
+
+    parts = PurePath(path).parts
+    key = "/".join(parts[-2:]).removesuffix(".ipynb")
+    return [p for p in all_problems() if p.notebook == key]

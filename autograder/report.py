@@ -1,0 +1,131 @@
+"""What the learner sees: a per-case table, a per-size speed table in physical units, and a roofline
+with their kernel beside the library's."""
+
+from __future__ import annotations
+
+import io
+
+from . import problem as problem_mod
+
+
+def _size(value) -> str:
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def _fmt_bw(bytes_per_s: float) -> str:
+    return f"{bytes_per_s / 1e9:,.0f} GB/s"
+
+
+def text(result: dict) -> str:
+    problem = problem_mod.get(result["problem"])
+    lines = [
+        f"{problem.name} - {problem.title}: {result['status']}, "
+        f"{result.get('points', 0):.2f} / {problem.max_points:g} points",
+    ]
+    if result.get("message"):
+        lines.append(f"  {result['message']}")
+    where = result.get("device_name") or ("CPU, Triton interpreter" if result.get("device") == "cpu" else "")
+    cases = result.get("cases", [])
+    if cases:
+        passed = sum(1 for c in cases if c.get("passed"))
+        lines.append("")
+        lines.append(f"Correctness ({result.get('correctness_points', 0):g} / {problem.correctness_points:g}): {passed} of {len(cases)} cases correct" + (f" on {where}" if where else ""))
+        lines.append(f"  {'size':>12}  {'result':<6}  {'max error':>10}  {'allowed':>10}  note")
+        for case in cases:
+            err = case.get("max_error")
+            allowed = case.get("allowed_error")
+            lines.append(
+                f"  {_size(case['size']):>12}  {'ok' if case.get('passed') else 'WRONG':<6}  "
+                f"{'' if err is None else f'{err:.2e}':>10}  {'' if allowed is None else f'{allowed:.2e}':>10}  {case.get('message', '')}"
+            )
+            for m in case.get("mismatches", []):
+                lines.append(f"      at {tuple(m['index'])}: got {m['got']:.6g}, expected {m['expected']:.6g} (allowed error {m['allowed_error']:.2e})")
+    lines.append("")
+    speed = result.get("speed", [])
+    scale = problem.speed_scale
+    if speed and "copy_fraction" in speed[0]:
+        metric = result.get("speed_metric", {})
+        headline = ""
+        if metric:
+            value = metric["value"]
+            headline = f"{value:.0%} of copy bandwidth" if metric["name"] == "copy_fraction" else f"{value:.2f}x {problem.library_name}"
+        lines.append(f"Speed ({result.get('speed_points', 0):g} / {problem.speed_points:g}): {headline} ({scale.describe()})")
+        copy = result.get("ceilings", {}).get("copy", {}).get("bytes_per_s")
+        if copy:
+            lines.append(f"  this GPU's measured copy bandwidth: {_fmt_bw(copy)}")
+        lines.append(f"  {'size':>12}  {'yours (ms)':>16}  {'bandwidth':>11}  {'of copy':>7}  {'of roofline':>11}  {problem.library_name + ' (ms)':>16}  {'ratio':>6}")
+        for row in speed:
+            c, lib = row["candidate"], row["library"]
+            lines.append(
+                f"  {_size(row['size']):>12}  {c['median_ms']:>8.4f} ± {c['stderr_ms']:.4f}  {_fmt_bw(row['bandwidth']):>11}  "
+                f"{row['copy_fraction']:>7.0%}  {row['roofline_fraction']:>11.0%}  {lib['median_ms']:>16.4f}  {row['ratio']:>5.2f}x"
+            )
+        lines.append(f"  median of {speed[0]['candidate']['calls']}+ calls per size, each with fresh inputs and a flushed L2")
+    elif result.get("speed_note"):
+        lines.append(f"Speed: {result['speed_note']}")
+    honesty = result.get("honesty")
+    if honesty:
+        lines.append(f"  {honesty['message']}")
+    if result.get("traceback") and result["status"] != "PASS":
+        lines.append("")
+        lines.append("Traceback (from your code):")
+        lines.extend("  " + line for line in result["traceback"].rstrip().splitlines())
+    output = (result.get("output") or "").strip()
+    if output and result["status"] != "PASS":
+        lines.append("")
+        lines.append("Output of your code while grading:")
+        lines.extend("  " + line for line in output.splitlines()[-40:])
+    return "\n".join(lines)
+
+
+def roofline_png(result: dict) -> bytes | None:
+    """The learner's kernel and the library's on this GPU's measured roofline, as PNG bytes."""
+    speed = result.get("speed", [])
+    ceilings = result.get("ceilings")
+    if not speed or not ceilings or "intensity" not in speed[0]:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    problem = problem_mod.get(result["problem"])
+    copy_bw = ceilings["copy"]["bytes_per_s"]
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
+    xs = [2.0**k for k in range(-6, 12)]
+    ax.loglog(xs, [copy_bw * x for x in xs], color="0.5", lw=1)
+    for dtype, style in (("float32", "-"), ("bfloat16", "--"), ("float16", "--")):
+        if dtype in ceilings.get("matmul", {}):
+            peak = ceilings["matmul"][dtype]["flop_per_s"]
+            ridge = peak / copy_bw
+            ax.loglog([ridge, xs[-1]], [peak, peak], "k" + style, lw=1, label=f"{dtype} matmul peak {peak / 1e12:,.0f} TFLOP/s")
+    ax.loglog(xs, [min(copy_bw * x, ceilings["matmul"]["float32"]["flop_per_s"]) for x in xs], "k-", lw=1.5, label=f"copy bandwidth {copy_bw / 1e9:,.0f} GB/s")
+    for row in speed:
+        ax.loglog(row["intensity"], row["flop_per_s"], "o", color="tab:orange", ms=8)
+        ax.loglog(row["intensity"], row["library_flop_per_s"], "s", color="tab:blue", ms=7, mfc="none")
+    ax.plot([], [], "o", color="tab:orange", label="your kernel")
+    ax.plot([], [], "s", color="tab:blue", mfc="none", label=problem.library_name)
+    ax.set_xlabel("arithmetic intensity (FLOP / byte)")
+    ax.set_ylabel("FLOP/s")
+    ax.set_title(f"{problem.title} on {result.get('device_name', 'this GPU')}", fontsize=10)
+    ax.grid(True, which="both", alpha=0.2)
+    ax.legend(fontsize=8, loc="lower right")
+    buffer = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def show(result: dict) -> None:
+    print(text(result))
+    png = roofline_png(result)
+    if png is None:
+        return
+    try:
+        from IPython import get_ipython
+        from IPython.display import Image, display
+    except ImportError:
+        return
+    if get_ipython() is not None:
+        display(Image(data=png))

@@ -1,0 +1,209 @@
+"""Speed on the GPU, measured so that the number means what it says.
+
+Every timed call: fresh input values written into the same buffers (a cache keyed on pointers or
+ids returns stale answers and fails the check), persisting L2 reset and L2 flushed (no call gets its
+inputs from cache), one CUDA-event pair around one call with the whole device synchronised before
+the end event (work hidden on a side stream is still inside the timer), and the output checked
+against the library's answer for those inputs (deferred or skipped work fails). The library runs
+under the same protocol in the same loop, alternating with the learner's kernel.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import math
+import os
+import statistics
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Callable
+
+import torch
+
+from . import arrays, checking
+
+MIN_CALLS = 10
+MAX_CALLS = 100
+TIMED_SECONDS = 0.3
+# A claimed time under this fraction of the physical floor is rejected as impossible: the floor
+# uses the measured copy bandwidth, which a read-heavy kernel can exceed by a few percent only.
+FLOOR_SLACK = 0.8
+
+# Captured when the grader is imported, before any learner code runs: patching the class attribute
+# afterwards changes nothing the grader calls.
+_ELAPSED = torch.cuda.Event.elapsed_time
+_RECORD = torch.cuda.Event.record
+_EVENT_SYNC = torch.cuda.Event.synchronize
+_DEVICE_SYNC = torch.cuda.synchronize
+
+
+@dataclass
+class Timing:
+    median_ms: float
+    stderr_ms: float
+    calls: int
+
+    @classmethod
+    def of(cls, samples: list[float]) -> "Timing":
+        median = statistics.median(samples)
+        spread = statistics.stdev(samples) if len(samples) > 1 else 0.0
+        # The standard error of a median is about 1.25 times that of a mean for normal noise.
+        return cls(median, 1.2533 * spread / math.sqrt(len(samples)), len(samples))
+
+
+@dataclass
+class SpeedResult:
+    size: Any
+    candidate: Timing
+    library: Timing
+    bytes_moved: float
+    flops: float
+    floor_ms: float
+    wrong_timed_outputs: int
+
+    @property
+    def bandwidth(self) -> float:
+        return self.bytes_moved / (self.candidate.median_ms * 1e-3)
+
+    @property
+    def library_bandwidth(self) -> float:
+        return self.bytes_moved / (self.library.median_ms * 1e-3)
+
+    @property
+    def ratio(self) -> float:
+        return self.library.median_ms / self.candidate.median_ms
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["size"] = self.size if isinstance(self.size, (int, float, str)) else repr(self.size)
+        d.update(bandwidth=self.bandwidth, library_bandwidth=self.library_bandwidth, ratio=self.ratio)
+        return d
+
+
+class _PersistingL2:
+    """cudaCtxResetPersistingL2Cache and a zero persisting carve-out, so that an access-policy
+    window set by the learner cannot keep inputs in L2 across the flush."""
+
+    def __init__(self) -> None:
+        self._reset = None
+        self._set_limit = None
+        for path in self._candidates():
+            try:
+                lib = ctypes.CDLL(path)
+                self._reset = lib.cudaCtxResetPersistingL2Cache
+                self._set_limit = lib.cudaDeviceSetLimit
+                self._set_limit.argtypes = [ctypes.c_int, ctypes.c_size_t]
+                break
+            except (OSError, AttributeError):
+                continue
+
+    @staticmethod
+    def _candidates() -> list[str]:
+        found = ["libcudart.so"]
+        torch_lib = os.path.join(os.path.dirname(torch.__file__), "lib")
+        site = os.path.dirname(os.path.dirname(torch.__file__))
+        for pattern in (
+            os.path.join(torch_lib, "libcudart*.so*"),
+            os.path.join(site, "nvidia", "cuda_runtime", "lib", "libcudart.so*"),
+            os.path.join(site, "nvidia", "cu*", "lib", "libcudart.so*"),
+        ):
+            found.extend(sorted(glob.glob(pattern)))
+        return found
+
+    @property
+    def available(self) -> bool:
+        return self._reset is not None
+
+    def reset(self) -> None:
+        if self._reset is not None:
+            cuda_limit_persisting_l2_cache_size = 0x06
+            self._set_limit(cuda_limit_persisting_l2_cache_size, 0)
+            self._reset()
+
+
+class Timer:
+    def __init__(self) -> None:
+        props = torch.cuda.get_device_properties(0)
+        l2_bytes = getattr(props, "L2_cache_size", 0) or (50 << 20)
+        # Writing twice the L2's size evicts everything a previous call left there.
+        self._flush = torch.empty(max(2 * l2_bytes, 64 << 20) // 4, dtype=torch.float32, device="cuda")
+        self._start = torch.cuda.Event(enable_timing=True)
+        self._end = torch.cuda.Event(enable_timing=True)
+        self.persisting_l2 = _PersistingL2()
+
+    def time_call(self, call: Callable[[], Any]) -> tuple[float, Any]:
+        self.persisting_l2.reset()
+        self._flush.zero_()
+        _RECORD(self._start)
+        out = call()
+        _DEVICE_SYNC()
+        _RECORD(self._end)
+        _EVENT_SYNC(self._end)
+        return _ELAPSED(self._start, self._end), out
+
+
+def refill(inputs: dict, generator: torch.Generator) -> None:
+    """New values in the same buffers: same pointers, shapes and ids, different answer."""
+    for value in inputs.values():
+        if isinstance(value, torch.Tensor) and value.is_floating_point():
+            value.normal_(generator=generator)
+
+
+def measure(problem, fn: Callable, size: Any, seed: int, floor_bandwidth: float, budget_s: float = 20.0) -> SpeedResult:
+    """Time the learner's function and the library, alternating, on fresh inputs every call."""
+    device = "cuda"
+    inputs = problem.make_inputs(size, seed, device)
+    args = [arrays.to_learner(v, problem.language) for v in inputs.values()]
+    out_dtype = getattr(torch, problem.out_dtype)
+    generator = torch.Generator(device=device).manual_seed(seed ^ 0x5EED)
+
+    reference = problem.reference(**inputs)
+    tol = checking.derive_tolerance(reference, problem.library(**inputs), out_dtype, problem.tolerance_factor)
+    # The check inside the loop compares with the library's own answer, which is itself up to
+    # library_max_error from the truth: allow both errors.
+    loop_tol = checking.Tolerance(atol=2 * tol.atol + tol.library_max_error, rtol=2 * tol.rtol, library_max_error=0.0)
+    del reference
+
+    timer = Timer()
+    for _ in range(3):
+        fn(*args)
+        problem.library(**inputs)
+    _DEVICE_SYNC()
+
+    candidate_ms: list[float] = []
+    library_ms: list[float] = []
+    wrong = 0
+    started = time.perf_counter()
+    while len(candidate_ms) < MAX_CALLS:
+        refill(inputs, generator)
+        expected = problem.library(**inputs)
+        elapsed, raw = timer.time_call(lambda: fn(*args))
+        candidate_ms.append(elapsed)
+        try:
+            ok, _, _ = checking.compare(arrays.from_learner(raw, problem.language), expected, loop_tol)
+        except (TypeError, RuntimeError):
+            ok = False
+        wrong += 0 if ok else 1
+        del raw, expected
+        elapsed, _ = timer.time_call(lambda: problem.library(**inputs))
+        library_ms.append(elapsed)
+        spent = time.perf_counter() - started
+        enough = len(candidate_ms) >= MIN_CALLS and sum(candidate_ms) * 1e-3 >= TIMED_SECONDS
+        if enough or (len(candidate_ms) >= MIN_CALLS and spent > budget_s):
+            break
+
+    bytes_moved = float(problem.bytes_moved(size))
+    return SpeedResult(
+        size=size,
+        candidate=Timing.of(candidate_ms),
+        library=Timing.of(library_ms),
+        bytes_moved=bytes_moved,
+        flops=float(problem.flops(size)),
+        floor_ms=bytes_moved / floor_bandwidth * 1e3,
+        wrong_timed_outputs=wrong,
+    )
+
+
+def below_floor(result: SpeedResult) -> bool:
+    return result.candidate.median_ms < FLOOR_SLACK * result.floor_ms
