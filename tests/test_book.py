@@ -1,0 +1,80 @@
+"""The book builds with zero warnings, and the pages a learner needs are all there.
+
+This runs the same command as a release build, `jupyter-book build . -W -n --keep-going`, into a
+temporary folder (so it never touches a developer's own _build/), then checks the HTML: every
+Act 0 page, both exercise notebooks, and the Colab launch links that the course's Colab path
+depends on. It needs no GPU: notebooks are never executed by the book build.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# Every page the table of contents promises, as its HTML path under _build/html.
+BOOK_PAGES = [
+    "book/intro.html",
+    "book/act0-start/index.html",
+    "book/act0-start/three-ways.html",
+    "book/act0-start/grading.html",
+    "book/act0-start/doctor.html",
+    "book/act0-start/results.html",
+    "book/roadmap.html",
+]
+EXERCISE_NOTEBOOKS = [
+    "exercises/act0-start/vector_add",
+    "exercises/act0-start/saxpy",
+]
+# Built from _config.yml's repository and launch_buttons settings; a change there that breaks the
+# "open in Colab" path of the course should fail here rather than in front of a learner.
+COLAB_PREFIX = "https://colab.research.google.com/github/gpu-brrr/gpu-brrr/blob/main/"
+
+
+def _jupyter_book_command() -> list[str]:
+    """The jupyter-book of the interpreter running the tests (a venv's, not whatever is on PATH)."""
+    beside_python = Path(sys.executable).with_name("jupyter-book")
+    if beside_python.exists():
+        return [str(beside_python)]
+    found = shutil.which("jupyter-book")
+    if found:
+        return [found]
+    return [sys.executable, "-m", "jupyter_book"]
+
+
+def test_book_builds_without_warnings_and_has_every_page(tmp_path: Path) -> None:
+    command = _jupyter_book_command() + [
+        "build",
+        str(REPO_ROOT),
+        "--path-output",
+        str(tmp_path),
+        "-W",  # any warning fails the build ...
+        "-n",  # ... including cross-references that do not resolve,
+        "--keep-going",  # but report all of them at once.
+    ]
+    completed = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
+    log = completed.stdout + completed.stderr
+    assert completed.returncode == 0, f"jupyter-book build failed (exit {completed.returncode}):\n{log[-8000:]}"
+    assert "WARNING" not in log, f"the build printed warnings:\n{log[-8000:]}"
+
+    html = tmp_path / "_build" / "html"
+    missing = [page for page in BOOK_PAGES + [f"{nb}.html" for nb in EXERCISE_NOTEBOOKS] if not (html / page).is_file()]
+    assert not missing, f"pages missing from the built book: {missing}"
+
+    for notebook in EXERCISE_NOTEBOOKS:
+        page = (html / f"{notebook}.html").read_text(encoding="utf-8")
+        link = f"{COLAB_PREFIX}{notebook}.ipynb"
+        assert link in page, f"{notebook}.html has no Colab launch link {link}"
+
+    # The results page pulls in results/act0.md, written by the project's GPU run: its table comes on
+    # top of the page's own table that explains the columns.
+    results = (html / "book/act0-start/results.html").read_text(encoding="utf-8")
+    assert results.count("<table") >= 2, "the Act 0 results page shows no measured table: is results/act0.md there?"
+
+    # The pip command on the Colab page is built from the one repository URL in _config.yml.
+    three_ways = (html / "book/act0-start/three-ways.html").read_text(encoding="utf-8")
+    assert "git+https://github.com/gpu-brrr/gpu-brrr" in three_ways
+    assert "{{" not in three_ways, "a MyST substitution was left unexpanded"
