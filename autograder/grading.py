@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import math
 import os
@@ -126,22 +127,44 @@ def grade_function(problem_name: str, fn: Callable, device: str | None = None, s
         code, entry = source.for_function(fn)
     except source.SourceError as exc:
         return score(problem, {"problem": problem.name, "status": "ERROR", "message": str(exc)}, device)
-    return grade_source(problem, code, entry, device, speed)
+    key = (problem.name, device, speed, entry, hashlib.sha256(code.encode()).hexdigest())
+    if key not in _SESSION:
+        # The correctness cell and the speed cell of one exercise share one grading run.
+        _SESSION.clear()
+        _SESSION[key] = grade_source(problem, code, entry, device, speed)
+    return _SESSION[key]
 
 
-def grade(problem_name: str, fn: Callable, *, speed: bool = True, show: bool = True) -> float:
-    """Grade ``fn`` for the exercise ``problem_name`` and return the points earned.
+_SESSION: dict = {}
 
-    This is what a graded cell calls, as its last expression, so nbgrader reads the points. The
-    learner's code runs in a separate process; the report is printed (and the roofline drawn)
-    here. Nothing is written to stderr: nbgrader would give the cell zero for it.
-    """
+
+def _graded_cell(problem_name: str, fn: Callable, part: str) -> float:
     from . import report
 
     sink = io.StringIO()
     with warnings.catch_warnings(), contextlib.redirect_stderr(sink):
         warnings.simplefilter("ignore")
-        result = grade_function(problem_name, fn, speed=speed)
-        if show:
-            report.show(result)
-    return float(result["points"])
+        result = grade_function(problem_name, fn)
+        report.show(result, part)
+    key = {"all": "points", "correctness": "correctness_points", "speed": "speed_points"}[part]
+    return float(result[key])
+
+
+def grade(problem_name: str, fn: Callable) -> float:
+    """Grade ``fn`` for the exercise ``problem_name``; return all the points earned.
+
+    The learner's code runs in a separate process; the report is printed (and the roofline drawn)
+    here. Nothing is written to stderr: nbgrader would give a graded cell zero for it.
+    """
+    return _graded_cell(problem_name, fn, "all")
+
+
+def grade_correctness(problem_name: str, fn: Callable) -> float:
+    """The correctness cell of an exercise: its points, and the per-case report."""
+    return _graded_cell(problem_name, fn, "correctness")
+
+
+def grade_speed(problem_name: str, fn: Callable) -> float:
+    """The speed cell of an exercise: its points (none unless correct and honest), the per-size
+    report and the roofline."""
+    return _graded_cell(problem_name, fn, "speed")

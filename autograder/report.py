@@ -16,16 +16,20 @@ def _fmt_bw(bytes_per_s: float) -> str:
     return f"{bytes_per_s / 1e9:,.0f} GB/s"
 
 
-def text(result: dict) -> str:
+def text(result: dict, part: str = "all") -> str:
+    """The report of one exercise; ``part`` is "correctness", "speed" or "all"."""
     problem = problem_mod.get(result["problem"])
-    lines = [
-        f"{problem.name} - {problem.title}: {result['status']}, "
-        f"{result.get('points', 0):.2f} / {problem.max_points:g} points",
-    ]
+    earned, out_of = {
+        "all": (result.get("points", 0), problem.max_points),
+        "correctness": (result.get("correctness_points", 0), problem.correctness_points),
+        "speed": (result.get("speed_points", 0), problem.speed_points),
+    }[part]
+    heading = {"all": "", "correctness": " correctness", "speed": " speed"}[part]
+    lines = [f"{problem.name} - {problem.title}{heading}: {result['status']}, {earned:.2f} / {out_of:g} points"]
     if result.get("message"):
         lines.append(f"  {result['message']}")
     where = result.get("device_name") or ("CPU, Triton interpreter" if result.get("device") == "cpu" else "")
-    cases = result.get("cases", [])
+    cases = result.get("cases", []) if part != "speed" else []
     if cases:
         passed = sum(1 for c in cases if c.get("passed"))
         lines.append("")
@@ -41,7 +45,7 @@ def text(result: dict) -> str:
             for m in case.get("mismatches", []):
                 lines.append(f"      at {tuple(m['index'])}: got {m['got']:.6g}, expected {m['expected']:.6g} (allowed error {m['allowed_error']:.2e})")
     lines.append("")
-    speed = result.get("speed", [])
+    speed = result.get("speed", []) if part != "correctness" else []
     scale = problem.speed_scale
     if speed and "copy_fraction" in speed[0]:
         metric = result.get("speed_metric", {})
@@ -61,7 +65,7 @@ def text(result: dict) -> str:
                 f"{row['copy_fraction']:>7.0%}  {row['roofline_fraction']:>11.0%}  {lib['median_ms']:>16.4f}  {row['ratio']:>5.2f}x"
             )
         lines.append(f"  median of {speed[0]['candidate']['calls']}+ calls per size, each with fresh inputs and a flushed L2")
-    elif result.get("speed_note"):
+    elif result.get("speed_note") and part != "correctness":
         lines.append(f"Speed: {result['speed_note']}")
     honesty = result.get("honesty")
     if honesty:
@@ -117,9 +121,9 @@ def roofline_png(result: dict) -> bytes | None:
     return buffer.getvalue()
 
 
-def show(result: dict) -> None:
-    print(text(result))
-    png = roofline_png(result)
+def show(result: dict, part: str = "all") -> None:
+    print(text(result, part))
+    png = roofline_png(result) if part != "correctness" else None
     if png is None:
         return
     try:

@@ -58,8 +58,35 @@ def _bound_names(node: ast.stmt) -> set:
     return names
 
 
-def _used_names(node: ast.stmt) -> set:
+def _loads(node: ast.AST) -> set:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _used_names(node: ast.stmt) -> set:
+    """Global names a statement reads. In a function, its parameters and the names it assigns are
+    its own; decorators and default values are read in the enclosing scope."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return _loads(node)
+    outer = set()
+    for expr in [*node.decorator_list, *node.args.defaults, *[d for d in node.args.kw_defaults if d is not None]]:
+        outer |= _loads(expr)
+    arguments = node.args
+    params = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+    params |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
+    declared_global = {name for n in ast.walk(node) if isinstance(n, ast.Global) for name in n.names}
+    assigned = {n.id for stmt in node.body for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    local = params | (assigned - declared_global)
+    inner = set()
+    for stmt in node.body:
+        inner |= _loads(stmt)
+    return outer | (inner - local)
+
+
+def _segment(code: str, node: ast.stmt) -> str:
+    """The statement's whole lines, decorators included (a FunctionDef starts at its `def`)."""
+    first = min([node.lineno, *[d.lineno for d in getattr(node, "decorator_list", [])]])
+    lines = code.splitlines()
+    return "\n".join(lines[first - 1 : node.end_lineno])
 
 
 def _statements(cells: list[str]) -> list[_Statement]:
@@ -77,7 +104,7 @@ def _statements(cells: list[str]) -> list[_Statement]:
                 continue
             if isinstance(node, (ast.For, ast.While, ast.With, ast.AsyncFor, ast.AsyncWith, ast.Expr)):
                 continue
-            out.append(_Statement(len(out), node, ast.get_source_segment(code, node) or ast.unparse(node), binds, _used_names(node), is_import))
+            out.append(_Statement(len(out), node, _segment(code, node), binds, _used_names(node), is_import))
     return out
 
 

@@ -1,0 +1,92 @@
+"""The speed benchmark of the reference solutions: every solution notebook graded on this GPU, the
+numbers written to results/ (JSON with the device, versions and date; one Markdown table per act;
+one roofline per exercise), and each solution checked against its target."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+from . import grading, report
+from . import problem as problem_mod
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _markdown(act: str, rows: list[dict], meta: dict) -> str:
+    lines = [
+        f"Measured on **{meta['device_name']}** on {meta['date']} with Python {meta['versions'].get('python')}, "
+        f"torch {meta['versions'].get('torch')}, Triton {meta['versions'].get('triton')}, CuPy {meta['versions'].get('cupy')}. "
+        f"Measured copy bandwidth: **{meta['copy_bandwidth'] / 1e9:,.0f} GB/s**.",
+        "",
+        "| exercise | size | solution (ms) | GB/s | of copy bandwidth | library | library (ms) | library GB/s | ratio to library | target | met |",
+        "|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---|",
+    ]
+    for r in rows:
+        if not r["problem"].startswith(act):
+            continue
+        p = problem_mod.get(r["problem"])
+        if not r.get("speed"):
+            lines.append(f"| `{p.name}` | | | | | {p.library_name} | | | | | {r['status']}: {r.get('message', '')} |")
+            continue
+        for s in r["speed"]:
+            met = "yes" if s["copy_fraction"] >= p.solution_target else "no"
+            lines.append(
+                f"| `{p.name}` | {s['size']:,} | {s['candidate']['median_ms']:.4f} ± {s['candidate']['stderr_ms']:.4f} | "
+                f"{s['bandwidth'] / 1e9:,.0f} | {s['copy_fraction']:.1%} | {p.library_name} | {s['library']['median_ms']:.4f} | "
+                f"{s['library_bandwidth'] / 1e9:,.0f} | {s['ratio']:.2f}x | {p.solution_target:.0%} | {met} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def run(solutions: Path, out: Path) -> int:
+    device = grading.pick_device()
+    if device != "cuda":
+        print("the speed benchmark needs a GPU; on this machine `python -m autograder grade solutions` checks correctness")
+        return 0
+    from .cli import grade_notebook
+
+    out.mkdir(parents=True, exist_ok=True)
+    rows: list[dict] = []
+    for p in problem_mod.all_problems():
+        notebook = solutions / f"{p.notebook}.ipynb"
+        if not notebook.exists():
+            continue
+        for result in grade_notebook(notebook, device, speed=True):
+            rows.append(result)
+            print(report.text(result))
+            print()
+            png = report.roofline_png(result)
+            if png:
+                (out / f"{result['problem']}-roofline.png").write_bytes(png)
+    first = next((r for r in rows if r.get("device_name")), {})
+    ceilings = first.get("ceilings") or {}
+    meta = {
+        "device_name": first.get("device_name", "unknown"),
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "versions": first.get("versions", {}),
+        "copy_bandwidth": ceilings.get("copy", {}).get("bytes_per_s", float("nan")),
+        "ceilings": ceilings,
+    }
+    for r in rows:
+        r.pop("output", None)
+    slug = _slug(meta["device_name"])
+    (out / f"bench-{slug}.json").write_text(json.dumps({"meta": meta, "results": rows}, indent=2, default=str))
+    for act in sorted({r["problem"].split(".")[0] for r in rows}):
+        (out / f"{act}.md").write_text(_markdown(act, rows, meta))
+    failures = []
+    for r in rows:
+        p = problem_mod.get(r["problem"])
+        if r["status"] != "PASS" or r.get("points") != p.max_points:
+            failures.append(f"{p.name}: {r['status']} {r.get('points')} / {p.max_points}")
+        for s in r.get("speed", []):
+            if s.get("copy_fraction", 0) < p.solution_target:
+                failures.append(f"{p.name} at {s['size']:,}: {s['copy_fraction']:.1%} of copy bandwidth, target {p.solution_target:.0%}")
+    print(f"wrote {out}/bench-{slug}.json and the act tables")
+    for f in failures:
+        print(f"TARGET MISSED: {f}")
+    return 1 if failures else 0

@@ -1,0 +1,148 @@
+"""``python -m autograder doctor | grade PATH | bench``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+from . import grading, report, source
+from . import problem as problem_mod
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _versions() -> dict:
+    versions = {"python": platform.python_version()}
+    for name in ("torch", "triton", "cupy", "nbgrader"):
+        try:
+            versions[name] = __import__(name).__version__
+        except Exception:  # noqa: BLE001 -- absent or broken optional packages are reported as such
+            versions[name] = "not installed"
+    return versions
+
+
+def doctor(args) -> int:
+    import torch
+
+    device = grading.pick_device()
+    print("GPU Brrr doctor")
+    for name, version in _versions().items():
+        print(f"  {name:<9} {version}")
+    if device == "cuda":
+        props = torch.cuda.get_device_properties(0)
+        print(f"  GPU       {props.name}, compute capability {props.major}.{props.minor}, {props.multi_processor_count} SMs, "
+              f"{getattr(props, 'L2_cache_size', 0) / 2**20:.0f} MiB L2, {props.total_memory / 2**30:.1f} GiB memory")
+        print("  Triton    compiles for this GPU")
+        from . import ceilings
+
+        entry = ceilings.load(remeasure=args.remeasure)
+        print(f"  ceilings  measured {entry['measured_at']} (cached in {ceilings.cache_dir()}; --remeasure to redo)")
+        print(f"    copy bandwidth   {entry['copy']['bytes_per_s'] / 1e9:,.0f} GB/s (read + write, {entry['copy']['buffer_bytes'] / 2**20:,.0f} MiB buffer)")
+        for dtype, m in entry["matmul"].items():
+            print(f"    {dtype + ' matmul':<16} {m['flop_per_s'] / 1e12:,.1f} TFLOP/s at n = {m['n']}")
+    else:
+        print("  GPU       none found: Triton exercises run under the Triton interpreter (TRITON_INTERPRET=1)")
+    print("Exercises and how they are graded here:")
+    for p in problem_mod.all_problems():
+        if device == "cuda":
+            how = f"correctness + speed ({p.speed_scale.describe()})"
+        elif p.needs_gpu:
+            how = "needs a GPU (CuPy)"
+        else:
+            how = f"correctness only ({p.correctness_points:g} of {p.max_points:g} points); speed needs a GPU"
+        print(f"  {p.name:<24} {p.language:<7} {how}")
+    return 0
+
+
+def _notebooks(path: Path) -> list[Path]:
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    return [path]
+
+
+def grade_notebook(path: Path, device: str, speed: bool) -> list[dict]:
+    problems = problem_mod.for_notebook(str(path))
+    if not problems:
+        return [{"notebook": str(path), "problem": None, "status": "ERROR", "points": 0.0, "max_points": 0.0,
+                 "message": "no exercise of the course is graded in this notebook (its name and folder must match one, e.g. act0-start/vector_add.ipynb)"}]
+    results = []
+    try:
+        cells = source.notebook_cells(str(path))
+    except source.SourceError as exc:
+        cells, error = None, str(exc)
+    for p in problems:
+        if cells is None:
+            result = grading.score(p, {"problem": p.name, "status": "ERROR", "message": error}, device)
+        elif p.needs_gpu and device != "cuda":
+            result = grading.score(p, grading.needs_gpu_result(p), device)
+        else:
+            try:
+                code = source.extract(cells, p.function)
+            except source.SourceError as exc:
+                result = grading.score(p, {"problem": p.name, "status": "ERROR", "message": str(exc)}, device)
+            else:
+                result = grading.grade_source(p, code, p.function, device, speed)
+        result["notebook"] = str(path)
+        results.append(result)
+    return results
+
+
+def grade(args) -> int:
+    device = grading.pick_device()
+    results = []
+    for nb in _notebooks(Path(args.path)):
+        for result in grade_notebook(nb, device, not args.no_speed):
+            results.append(result)
+            if result.get("problem") and args.verbose:
+                print(report.text(result))
+                print()
+    print(f"{'notebook':<44} {'exercise':<20} {'verdict':<14} {'points':>11}  speed")
+    for r in results:
+        metric = r.get("speed_metric")
+        speed = ""
+        if metric:
+            speed = f"{metric['value']:.0%} of copy bandwidth" if metric["name"] == "copy_fraction" else f"{metric['value']:.2f}x library"
+        elif r.get("speed_note"):
+            speed = r["speed_note"]
+        print(f"{r['notebook'][-44:]:<44} {str(r.get('problem')):<20} {r['status']:<14} {r.get('points', 0):>5.2f} / {r.get('max_points', 0):<3g}  {speed}")
+        if r["status"] not in ("PASS",) and r.get("message"):
+            print(f"{'':<44} {r['message']}")
+    payload = {"device": device, "graded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "versions": _versions(), "results": results}
+    Path(args.json).write_text(json.dumps(payload, indent=2, default=str))
+    print(f"wrote {args.json}")
+    return 0
+
+
+def bench(args) -> int:
+    from . import benchmark
+
+    return benchmark.run(Path(args.solutions), Path(args.out))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder", description="GPU Brrr's grader")
+    sub = parser.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("doctor", help="this machine's GPU, versions, ceilings and how each exercise is graded here")
+    d.add_argument("--remeasure", action="store_true", help="measure the ceilings again instead of using the cache")
+    d.set_defaults(func=doctor)
+    g = sub.add_parser("grade", help="grade a notebook or a folder of notebooks")
+    g.add_argument("path")
+    g.add_argument("--json", default="grades.json", help="where to write the results (default: grades.json)")
+    g.add_argument("--no-speed", action="store_true", help="check correctness only")
+    g.add_argument("-v", "--verbose", action="store_true", help="print every exercise's full report")
+    g.set_defaults(func=grade)
+    b = sub.add_parser("bench", help="time the reference solutions and write results/")
+    b.add_argument("--solutions", default=str(REPO_ROOT / "solutions"))
+    b.add_argument("--out", default=str(REPO_ROOT / "results"))
+    b.set_defaults(func=bench)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,24 @@
+"""The one setup call at the top of every exercise notebook."""
+
+from __future__ import annotations
+
+import os
+
+
+def setup() -> str:
+    """Pick the device and say how this machine will be graded; return "cuda" or "cpu".
+
+    Without a GPU, Triton kernels run under the Triton interpreter, which has to be switched on
+    before Triton is first imported: call this before ``import triton``.
+    """
+    from .grading import pick_device
+
+    device = pick_device()
+    if device == "cpu":
+        os.environ["TRITON_INTERPRET"] = "1"
+        print("No GPU here: Triton runs under its interpreter (correctness is graded, speed needs a GPU); CuPy exercises need a GPU.")
+    else:
+        import torch
+
+        print(f"GPU: {torch.cuda.get_device_name(0)}. Correctness and speed are graded on it.")
+    return device
