@@ -63,7 +63,12 @@ def score(problem, result: dict, device: str) -> dict:
     result["speed_note"] = ""
     if result["status"] == "PASS":
         correct_points = problem.correctness_points
-        if device != "cuda":
+        cpu_honesty = result.get("honesty") if device != "cuda" else None
+        if cpu_honesty and not cpu_honesty["ok"]:
+            result["status"] = "REJECT"
+            result["message"] = cpu_honesty["message"]
+            correct_points = 0.0
+        elif device != "cuda":
             result["speed_note"] = "needs a GPU: speed is graded only on a GPU"
         elif not result["speed"]:
             result["speed_note"] = "speed was not measured"
@@ -110,11 +115,12 @@ def needs_gpu_result(problem) -> dict:
     }
 
 
-def grade_source(problem, code: str, entry: str, device: str | None = None, speed: bool = True) -> dict:
+def grade_source(problem, code: str, entry: str, device: str | None = None, speed: bool = True, timeout: float | None = None) -> dict:
+    """Grade ``entry`` defined in the module text ``code`` (in a child process)."""
     device = device or pick_device()
     if problem.needs_gpu and device != "cuda":
         return score(problem, needs_gpu_result(problem), device)
-    result = sandbox.run(problem.name, problem.language, code, entry, device, speed=speed)
+    result = sandbox.run(problem.name, problem.language, code, entry, device, speed=speed, timeout=timeout)
     return score(problem, result, device)
 
 

@@ -64,3 +64,29 @@ def judge(kernels: list[str], allowed_library: tuple[str, ...]) -> tuple[bool, s
 
 def _short(name: str, limit: int = 90) -> str:
     return name if len(name) <= limit else name[: limit - 3] + "..."
+
+
+# Without a GPU, the same question is asked of the ATen operators the call ran: the Triton
+# interpreter only allocates and copies, so any arithmetic operator means the library did the work.
+CPU_BOOKKEEPING_OPS = re.compile(
+    r"^aten::(empty|empty_like|empty_strided|new_empty|new_empty_strided|set_|copy_|_to_copy|to|clone|"
+    r"zeros|zeros_like|zero_|fill_|full|full_like|new_zeros|view|reshape|_reshape_alias|as_strided|"
+    r"contiguous|detach|alias|lift_fresh|resolve_conj|resolve_neg|expand|t|transpose|permute|unsqueeze|"
+    r"squeeze|flatten|select|slice|item|_local_scalar_dense|is_nonzero|numel|size|stride|result_type)$"
+)
+
+
+def cpu_operators(call: Callable[[], Any]) -> list[str]:
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        out = call()
+    del out
+    return [e.name for e in prof.events() if e.name.startswith("aten::")]
+
+
+def judge_cpu(operators: list[str]) -> tuple[bool, str]:
+    computing = sorted({op for op in operators if not CPU_BOOKKEEPING_OPS.match(op)})
+    if computing:
+        return False, f"the call ran PyTorch operators that compute the answer ({', '.join(computing[:5])}); write the kernel yourself"
+    return True, "no library operator computed the answer"

@@ -1,0 +1,54 @@
+"""The adversarial submissions and the verdicts the grader must give them.
+
+Each file in submissions/ starts with comment lines: ``# expect:`` (one or more verdicts, any of
+which is right), ``# problem:``, ``# devices:`` (cpu, cuda) and optionally ``# entry:`` and
+``# timeout:``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+SUBMISSIONS = Path(__file__).parent / "submissions"
+
+
+@dataclass
+class Case:
+    path: Path
+    expect: tuple[str, ...]
+    problem: str
+    devices: tuple[str, ...]
+    entry: str
+    timeout: float | None
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+    @property
+    def source(self) -> str:
+        return self.path.read_text()
+
+
+def _parse(path: Path) -> Case:
+    fields: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        if not line.startswith("# ") or ":" not in line:
+            break
+        key, _, value = line[2:].partition(":")
+        fields[key.strip()] = value.strip()
+    problem = fields["problem"]
+    expect = tuple(v.replace("_", " ") for v in fields["expect"].replace("COMPILE ERROR", "COMPILE_ERROR").split())
+    return Case(
+        path=path,
+        expect=expect,
+        problem=problem,
+        devices=tuple(fields["devices"].split()),
+        entry=fields.get("entry", problem.split(".")[1]),
+        timeout=float(fields["timeout"]) if "timeout" in fields else None,
+    )
+
+
+def cases(device: str) -> list[Case]:
+    return [c for c in map(_parse, sorted(SUBMISSIONS.glob("*.py"))) if device in c.devices]

@@ -1,0 +1,21 @@
+# expect: FAIL
+# problem: act0.vector_add
+# devices: cpu cuda
+# Launches programs for only half the elements: right where it writes, unwritten elsewhere.
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+
+
+def vector_add(x, y):
+    out = torch.empty_like(x)
+    n = x.numel()
+    add_kernel[(triton.cdiv(n // 2, 128),)](x, y, out, n, BLOCK_SIZE=128)
+    return out

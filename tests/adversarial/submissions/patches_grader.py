@@ -1,0 +1,18 @@
+# expect: REJECT
+# problem: act0.vector_add
+# devices: cpu cuda
+# Redefines the grader's own comparison so that every answer "matches".
+import torch
+
+import autograder.checking
+
+
+def _always_equal(out, reference, tol):
+    return True, 0.0, []
+
+
+autograder.checking.compare = _always_equal
+
+
+def vector_add(x, y):
+    return torch.zeros_like(x)

@@ -1,0 +1,5 @@
+# expect: ERROR
+# problem: act0.vector_add
+# devices: cpu cuda
+def vector_add(x):
+    return x
