@@ -71,7 +71,8 @@ def _run(job: dict, result: dict) -> None:
     # Grader modules first, so they hold the original functions before learner code can patch them.
     import torch
 
-    from . import checking, honesty, problem as problem_mod, tamper, timing
+    from . import checking, honesty, tamper, timing
+    from . import problem as problem_mod
 
     device = job["device"]
     problem = problem_mod.get(job["problem"])

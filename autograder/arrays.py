@@ -53,7 +53,7 @@ def memory_span(t: torch.Tensor) -> tuple[int, int]:
     """[first byte, one past the last byte] the tensor can touch."""
     if t.numel() == 0:
         return (t.data_ptr(), t.data_ptr())
-    extent = 1 + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()) if size > 0)
+    extent = 1 + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride(), strict=True) if size > 0)
     start = t.data_ptr()
     return (start, start + extent * t.element_size())
 

@@ -7,8 +7,9 @@ may be ``tolerance_factor`` times as far off, plus a few units in the last place
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 

@@ -8,7 +8,7 @@ import io
 import math
 import os
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 from . import problem as problem_mod
 from . import sandbox, source

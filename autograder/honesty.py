@@ -4,7 +4,8 @@ at least one kernel of the learner's own and no library kernel that computes the
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 

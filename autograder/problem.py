@@ -8,8 +8,9 @@ bytes and FLOPs one call must move and do, and says how a measured speed turns i
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 LANGUAGES = ("triton", "cupy", "python")
 

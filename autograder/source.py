@@ -13,8 +13,8 @@ import ast
 import inspect
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 
 class SourceError(Exception):

@@ -16,8 +16,9 @@ import math
 import os
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -45,7 +46,7 @@ class Timing:
     calls: int
 
     @classmethod
-    def of(cls, samples: list[float]) -> "Timing":
+    def of(cls, samples: list[float]) -> Timing:
         median = statistics.median(samples)
         spread = statistics.stdev(samples) if len(samples) > 1 else 0.0
         # The standard error of a median is about 1.25 times that of a mean for normal noise.

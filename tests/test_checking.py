@@ -1,0 +1,129 @@
+"""Correctness checking: derived tolerances, mismatch reports and the problem definitions' own proof
+that wrong answers fail."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from autograder import checking
+from autograder import problem as problem_mod
+
+
+def _as_torch(problem):
+    """The same problem with torch in and out, so its checks run without CuPy or a GPU."""
+    return dataclasses.replace(problem, language="python")
+
+
+PROBLEMS = [p for p in problem_mod.all_problems() if p.language in ("triton", "cupy")]
+
+
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.name)
+def test_library_answer_passes_at_every_cpu_size(problem):
+    p = _as_torch(problem)
+    for i, size in enumerate(p.sizes_for("cpu")):
+        case = checking.check_case(p, lambda *a: p.library(*a), size, seed=1000 + i, device="cpu", reference_first=i % 2 == 0)
+        assert case.passed, case
+
+
+def _wrong_answers(problem):
+    """Zeros, a constant, an input itself, and the right answer for another seed's inputs."""
+
+    def first_tensor(*args):
+        return next(a for a in args if isinstance(a, torch.Tensor))
+
+    def other_seed(*args):
+        n = first_tensor(*args).numel()
+        other = problem.make_inputs(n, 987654321, "cpu")
+        return problem.library(**other)
+
+    return {
+        "zeros": lambda *a: torch.zeros_like(first_tensor(*a)),
+        "constant": lambda *a: torch.full_like(first_tensor(*a), 1.0),
+        "input itself": lambda *a: first_tensor(*a).clone(),
+        "another seed's answer": other_seed,
+    }
+
+
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.name)
+@pytest.mark.parametrize("wrong", ["zeros", "constant", "input itself", "another seed's answer"])
+def test_wrong_answers_fail(problem, wrong):
+    p = _as_torch(problem)
+    fn = _wrong_answers(p)[wrong]
+    results = [checking.check_case(p, fn, size, seed=7 + size, device="cpu", reference_first=True) for size in p.sizes_for("cpu") if size > 1]
+    assert not any(r.passed for r in results), f"{wrong} passed for {p.name}"
+
+
+def test_tolerance_is_derived_from_the_library_error():
+    ref = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    lib = (ref + torch.tensor([0.0, 1e-6, 0.0], dtype=torch.float64)).float()
+    tol = checking.derive_tolerance(ref, lib, torch.float32, factor=4.0)
+    assert tol.library_max_error == pytest.approx(1e-6, rel=0.2)
+    assert tol.atol == pytest.approx(4 * tol.library_max_error)
+    assert tol.rtol == pytest.approx(4 * torch.finfo(torch.float32).eps)
+
+
+def test_tolerance_never_below_a_few_ulps_when_the_library_is_exact():
+    ref = torch.tensor([8.0, -8.0], dtype=torch.float64)
+    tol = checking.derive_tolerance(ref, ref.float(), torch.float32, factor=4.0)
+    assert tol.atol == pytest.approx(4 * torch.finfo(torch.float32).eps * 8.0)
+
+
+def test_compare_reports_the_first_mismatches():
+    ref = torch.arange(20, dtype=torch.float64)
+    out = ref.clone().float()
+    out[3] = 100.0
+    out[7] = float("nan")
+    tol = checking.Tolerance(atol=1e-6, rtol=1e-6, library_max_error=0.0)
+    ok, worst, mismatches = checking.compare(out, ref, tol)
+    assert not ok
+    assert [m["index"] for m in mismatches] == [[3], [7]]
+    assert mismatches[0]["got"] == 100.0 and mismatches[0]["expected"] == 3.0
+    assert worst != worst  # NaN: a NaN anywhere makes the worst error NaN
+
+
+def test_compare_shows_at_most_five():
+    ref = torch.zeros(100, dtype=torch.float64)
+    out = torch.ones(100)
+    ok, _, mismatches = checking.compare(out, ref, checking.Tolerance(1e-9, 0.0, 0.0))
+    assert not ok and len(mismatches) == checking.MISMATCHES_SHOWN
+
+
+VECTOR_ADD = _as_torch(problem_mod.get("act0.vector_add"))
+
+
+def _check(fn, size=1025):
+    return checking.check_case(VECTOR_ADD, fn, size, seed=3, device="cpu", reference_first=False)
+
+
+def test_output_checks_name_what_is_wrong():
+    assert "dtype" in _check(lambda x, y: (x + y).double()).message
+    assert "shape" in _check(lambda x, y: (x + y)[:-1]).message
+    assert "contiguous" in _check(lambda x, y: torch.stack([x + y, x + y], 1)[:, 0]).message
+    assert "shares memory" in _check(lambda x, y: x.add_(0)).message
+    assert "torch.Tensor" in _check(lambda x, y: (x + y).tolist()).message
+
+
+def test_mutating_an_input_fails():
+    def sneaky(x, y):
+        out = x + y
+        y.zero_()
+        return out
+
+    case = _check(sneaky)
+    assert not case.passed and "changed its input 'y'" in case.message
+
+
+def test_a_tensor_subclass_is_refused():
+    class Lazy(torch.Tensor):
+        pass
+
+    case = _check(lambda x, y: (x + y).as_subclass(Lazy))
+    assert not case.passed and "subclass" in case.message
+
+
+def test_poison_fills_the_next_allocation_with_nan_on_the_caching_allocator():
+    # On the CPU there is no caching allocator to rely on; the call must simply not fail.
+    checking.poison(1024, torch.float32, "cpu")
