@@ -80,15 +80,51 @@ def compare(out: torch.Tensor, reference: torch.Tensor, tol: Tolerance) -> tuple
     return False, worst, mismatches
 
 
-def poison(numel: int, dtype: torch.dtype, device: str) -> None:
-    """Leave NaNs in the memory the next allocation of this size will get from the caching
+# A quiet NaN with a payload no arithmetic produces: unwritten memory reads as NaN, and a canary
+# still in place after the call proves nothing wrote there.
+CANARY_BITS = 0x7FC0DEAD
+# PyTorch's caching allocator hands out blocks in multiples of 512 bytes.
+ALLOCATOR_ROUNDING = 512
+
+
+@dataclass
+class Poisoned:
+    ptr: int
+    nbytes: int
+    block_bytes: int
+
+
+def poison(numel: int, dtype: torch.dtype, device: str) -> Poisoned | None:
+    """Leave canary NaNs in the memory the next allocation of this size will get from the caching
     allocator, so an output the learner allocates but never writes reads as NaN, never as an old
-    answer."""
+    answer, and a write past its end shows in the block's spare bytes."""
     if numel <= 0:
-        return
-    block = torch.full((numel,), float("nan"), dtype=dtype, device=device)
+        return None
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    nbytes = numel * itemsize
+    block_bytes = -(-nbytes // ALLOCATOR_ROUNDING) * ALLOCATOR_ROUNDING
+    block = torch.full((block_bytes // 4,), CANARY_BITS, dtype=torch.int32, device=device)
     arrays.synchronize(device)
+    poisoned = Poisoned(block.data_ptr(), nbytes, block_bytes)
     del block
+    return poisoned
+
+
+def wrote_past_the_end(out: torch.Tensor, poisoned: Poisoned | None) -> bool:
+    """True when the output sits in the poisoned block and its spare bytes lost their canary: the
+    kernel stored past the last element (a missing tail mask, a grid that overshoots)."""
+    if poisoned is None or not out.is_cuda or out.data_ptr() != poisoned.ptr or poisoned.block_bytes == poisoned.nbytes:
+        return False
+    if poisoned.nbytes % 4:
+        return False
+    try:
+        import cupy
+    except ImportError:
+        return False
+    spare = poisoned.block_bytes - poisoned.nbytes
+    memory = cupy.cuda.UnownedMemory(poisoned.ptr + poisoned.nbytes, spare, owner=out)
+    tail = cupy.ndarray((spare // 4,), dtype=cupy.int32, memptr=cupy.cuda.MemoryPointer(memory, 0))
+    return bool((tail != CANARY_BITS).any())
 
 
 def check_case(problem, fn: Callable, size: Any, seed: int, device: str, reference_first: bool) -> CaseResult:
@@ -101,7 +137,7 @@ def check_case(problem, fn: Callable, size: Any, seed: int, device: str, referen
 
     if reference_first:
         reference, library_out = expected()
-    poison(reference.numel() if reference_first else _numel_hint(inputs), out_dtype, device)
+    poisoned = poison(reference.numel() if reference_first else _numel_hint(inputs), out_dtype, device)
     args = [arrays.to_learner(v, problem.language) for v in inputs.values()]
     raw = fn(*args)
     arrays.synchronize(device)
@@ -128,6 +164,8 @@ def check_case(problem, fn: Callable, size: Any, seed: int, device: str, referen
     for name, value in inputs.items():
         if isinstance(value, torch.Tensor) and arrays.overlaps(out, value):
             return CaseResult(size, False, f"output shares memory with the input {name!r}; return a new tensor")
+    if wrote_past_the_end(out, poisoned):
+        return CaseResult(size, False, "your kernel wrote past the end of the output: mask the last block (offsets < n)")
 
     tol = derive_tolerance(reference, library_out, out_dtype, problem.tolerance_factor)
     ok, worst, mismatches = compare(out, reference, tol)

@@ -124,6 +124,10 @@ def test_a_tensor_subclass_is_refused():
     assert not case.passed and "subclass" in case.message
 
 
-def test_poison_fills_the_next_allocation_with_nan_on_the_caching_allocator():
-    # On the CPU there is no caching allocator to rely on; the call must simply not fail.
-    checking.poison(1024, torch.float32, "cpu")
+def test_poison_is_a_nan_canary_covering_the_allocator_block():
+    poisoned = checking.poison(1023, torch.float32, "cpu")
+    assert poisoned.nbytes == 4092 and poisoned.block_bytes == 4096
+    canary = torch.tensor([checking.CANARY_BITS], dtype=torch.int32).view(torch.float32)
+    assert torch.isnan(canary).all()
+    # On the CPU there is no caching allocator, so the spare-bytes check never claims a write.
+    assert not checking.wrote_past_the_end(torch.empty(1023), poisoned)

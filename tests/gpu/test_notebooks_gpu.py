@@ -1,0 +1,79 @@
+"""On a GPU: every solution notebook earns full marks in every graded cell, speed included; every
+untouched exercise earns zero without crashing the kernel. Executed copies go to $GPU_OUT."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+SOLUTIONS = sorted((ROOT / "solutions").rglob("*.ipynb"))
+EXERCISES = sorted((ROOT / "exercises").rglob("*.ipynb"))
+
+pytestmark = pytest.mark.gpu
+
+
+def _execute(path: Path, allow_errors: bool):
+    import nbclient
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(nb, timeout=900, allow_errors=allow_errors, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+    client.execute()
+    out = os.environ.get("GPU_OUT")
+    if out:
+        folder = Path(out) / "notebooks"
+        folder.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, folder / f"{path.parent.parent.name}-{path.parent.name}-{path.name}")
+    return nb
+
+
+def _graded_cells(nb):
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade") and not meta.get("solution"):
+            yield meta["grade_id"], float(meta["points"]), cell
+
+
+def _points(cell) -> float | None:
+    for output in cell.outputs:
+        if output.output_type == "error":
+            return None
+        if output.output_type == "execute_result":
+            return float(output.data["text/plain"])
+    return None
+
+
+def _text(cell) -> str:
+    return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+
+
+@pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.stem)
+def test_solution_earns_full_marks_on_this_gpu(path):
+    nb = _execute(path, allow_errors=False)
+    for grade_id, points, cell in _graded_cells(nb):
+        assert not any(o.output_type == "stream" and o.name == "stderr" for o in cell.outputs), f"{grade_id} wrote to stderr"
+        assert _points(cell) == points, f"{grade_id}: {_points(cell)} of {points}\n{_text(cell)}"
+
+
+@pytest.mark.parametrize("path", EXERCISES, ids=lambda p: p.stem)
+def test_untouched_exercise_earns_zero_without_crashing(path):
+    nb = _execute(path, allow_errors=True)
+    graded = list(_graded_cells(nb))
+    assert graded
+    for grade_id, _, cell in graded:
+        assert _points(cell) in (None, 0.0), f"{grade_id} earned points untouched"
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        assert all(e.ename in ("NameError", "NotImplementedError") for e in errors), [e.ename for e in errors]
+
+
+def test_grades_are_written_as_json(tmp_path):
+    from autograder import cli
+
+    out = tmp_path / "grades.json"
+    assert cli.main(["grade", str(ROOT / "solutions"), "--json", str(out)]) == 0
+    results = json.loads(out.read_text())["results"]
+    assert results and all(r["status"] == "PASS" for r in results), [(r["problem"], r["status"], r["message"]) for r in results]

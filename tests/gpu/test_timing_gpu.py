@@ -1,0 +1,55 @@
+"""On a GPU: the ceilings and the timing protocol measure what they claim."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from autograder import ceilings, timing
+from autograder import problem as problem_mod
+
+pytestmark = pytest.mark.gpu
+
+
+def test_copy_bandwidth_is_measured_and_cached():
+    entry = ceilings.load()
+    assert 100e9 < ceilings.copy_bandwidth(entry) < 20e12
+    assert ceilings.load() == entry
+    assert entry["matmul"]["float32"]["flop_per_s"] > 1e12
+
+
+def test_the_library_timed_against_itself_is_a_ratio_of_one():
+    problem = dataclasses.replace(problem_mod.get("act0.vector_add"), language="python")
+    bandwidth = ceilings.copy_bandwidth(ceilings.load())
+    result = timing.measure(problem, problem.library, 1 << 26, seed=11, floor_bandwidth=bandwidth)
+    assert result.wrong_timed_outputs == 0
+    assert 0.9 < result.ratio < 1.1, result
+    assert result.candidate.calls >= timing.MIN_CALLS
+    assert result.candidate.stderr_ms < 0.05 * result.candidate.median_ms
+    assert not timing.below_floor(result)
+
+
+def test_work_on_a_side_stream_stays_inside_the_timer():
+    import torch
+
+    problem = dataclasses.replace(problem_mod.get("act0.vector_add"), language="python")
+    side = torch.cuda.Stream()
+
+    def hidden(x, y):
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            out = x + y
+            for _ in range(20):
+                out.mul_(1.0)
+        return out
+
+    bandwidth = ceilings.copy_bandwidth(ceilings.load())
+    plain = timing.measure(problem, problem.library, 1 << 24, seed=5, floor_bandwidth=bandwidth)
+    sneaky = timing.measure(problem, hidden, 1 << 24, seed=6, floor_bandwidth=bandwidth)
+    # Twenty extra passes over the output: the timer must see several times the plain time.
+    assert sneaky.candidate.median_ms > 5 * plain.candidate.median_ms
+
+
+def test_persisting_l2_can_be_reset():
+    assert timing._PersistingL2().available
