@@ -14,8 +14,9 @@ from ..problem import LinearScale, Problem, register
 # 1 and the neighbours of powers of two catch missing tail masks and off-by-one grids.
 TEST_SIZES = (1, 127, 128, 129, 1000, 1023, 1024, 1025, 4097, 65_537, 1_000_003)
 CPU_TEST_SIZES = (1, 127, 128, 129, 1000, 1023, 1024, 1025, 4097, 65_537)
-# Each vector is 64 MB and 256 MB: far beyond any L2 (50 MB on an H100), and they fit a 16 GB T4.
-BENCH_SIZES = (1 << 24, 1 << 26)
+# Each vector is 128 MB and 512 MB: far beyond any L2 (50 MB on an H100, 60 MB on an H200), long
+# enough that launch and synchronisation costs are small against the kernel, and within a 16 GB T4.
+BENCH_SIZES = (1 << 25, 1 << 27)
 
 # The reference solutions must reach 90% of copy bandwidth; learners get full speed marks at 75%.
 SOLUTION_TARGET = 0.90

@@ -55,4 +55,5 @@ def test_crash_does_not_cost_the_next_exercise():
     assert _grade(crash, "cuda")["status"] == "ERROR"
     result = _grade(honest, "cuda")
     assert result["status"] == "PASS", _explain(result)
-    assert result["points"] == problem_mod.get("act0.saxpy").max_points
+    assert result["correctness_points"] == problem_mod.get("act0.saxpy").correctness_points
+    assert len(result["speed"]) == len(problem_mod.get("act0.saxpy").bench_sizes)

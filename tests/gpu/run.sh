@@ -28,6 +28,7 @@ step() {
 }
 
 step doctor "$PY" -m autograder doctor --remeasure
+[ -z "${TUNE:-}" ] || step tune "$PY" tests/gpu/tune_act0.py
 step bench "$PY" -m autograder bench --out "$WORK/results"
 step pytest-gpu "$PY" -m pytest -m gpu -q -p no:cacheprovider -o addopts="" -rfE tests
 "$PY" -c "import json,sys,torch,triton; print(json.dumps({'device': torch.cuda.get_device_name(0), 'torch': torch.__version__, 'triton': triton.__version__, 'python': sys.version.split()[0]}))" > "$WORK/device.json"

@@ -53,3 +53,8 @@ def test_work_on_a_side_stream_stays_inside_the_timer():
 
 def test_persisting_l2_can_be_reset():
     assert timing._PersistingL2().available
+
+
+def test_the_synchronisation_cost_is_small_and_measured():
+    timer = timing.Timer()
+    assert 0.0 < timer.sync_overhead_ms < 0.2
