@@ -25,14 +25,20 @@ step() {
   echo "   exit $rc after $((SECONDS - started)) s"
   tail -n "${TAIL_LINES:-40}" "$WORK/$name.log"
   [ "$rc" -eq 0 ] || status=1
+  pack
+}
+
+# Re-packed after every step, so a step cut off by a time limit still leaves the earlier results.
+pack() {
+  "$PY" -c "import json,sys,torch,triton; print(json.dumps({'device': torch.cuda.get_device_name(0), 'torch': torch.__version__, 'triton': triton.__version__, 'python': sys.version.split()[0]}))" > "$WORK/device.json" 2>/dev/null
+  date -u +%Y-%m-%dT%H:%M:%SZ > "$WORK/date.txt"
+  tar -czf "$OUT/gpu-results.tar.gz.tmp" -C "$WORK" --exclude=cache . && mv "$OUT/gpu-results.tar.gz.tmp" "$OUT/gpu-results.tar.gz"
 }
 
 step doctor "$PY" -m autograder doctor --remeasure
 [ -z "${TUNE:-}" ] || step tune "$PY" tests/gpu/tune_act0.py
 step bench "$PY" -m autograder bench --out "$WORK/results"
-step pytest-gpu "$PY" -m pytest -m gpu -q -p no:cacheprovider -o addopts="" -rfE tests
-"$PY" -c "import json,sys,torch,triton; print(json.dumps({'device': torch.cuda.get_device_name(0), 'torch': torch.__version__, 'triton': triton.__version__, 'python': sys.version.split()[0]}))" > "$WORK/device.json"
-date -u +%Y-%m-%dT%H:%M:%SZ > "$WORK/date.txt"
-tar -czf "$OUT/gpu-results.tar.gz" -C "$WORK" --exclude=cache .
+# pytest-timeout (in the GPU image) names the test and the line where anything hangs.
+step pytest-gpu timeout "${PYTEST_LIMIT_S:-480}" "$PY" -m pytest -m gpu -v -p no:cacheprovider -o addopts="" -rfE --timeout=150 --durations=12 tests
 echo "== status $status; archive $OUT/gpu-results.tar.gz"
 exit "$status"
