@@ -19,6 +19,8 @@ def _watched() -> dict:
         "torch.cuda.Event.record": (torch.cuda.Event, "record"),
         "torch.cuda.Event.synchronize": (torch.cuda.Event, "synchronize"),
         "torch.cuda.synchronize": (torch.cuda, "synchronize"),
+        "torch.cuda._sleep": (torch.cuda, "_sleep"),
+        "torch.Tensor.zero_": (torch.Tensor, "zero_"),
         "torch.allclose": (torch, "allclose"),
         "torch.equal": (torch, "equal"),
         "torch.testing.assert_close": (torch.testing, "assert_close"),

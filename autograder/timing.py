@@ -39,6 +39,10 @@ _ELAPSED = torch.cuda.Event.elapsed_time
 _RECORD = torch.cuda.Event.record
 _EVENT_SYNC = torch.cuda.Event.synchronize
 _DEVICE_SYNC = torch.cuda.synchronize
+_SLEEP = getattr(torch.cuda, "_sleep", None)
+_ZERO = torch.Tensor.zero_
+# At most about 2 ms of spin at any clock a GPU runs at, whatever the calibration says.
+MAX_HEAD_START_CYCLES = 4_000_000
 
 
 @dataclass
@@ -151,27 +155,26 @@ class Timer:
     @staticmethod
     def _calibrate_head_start() -> int:
         """Clock cycles of a GPU spin that lasts about HEAD_START_US."""
-        sleep = getattr(torch.cuda, "_sleep", None)
-        if sleep is None:
+        if _SLEEP is None:
             return 0
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         probe_cycles = 1_000_000
-        sleep(probe_cycles)
-        start.record()
-        sleep(probe_cycles)
-        end.record()
-        end.synchronize()
-        cycles_per_us = probe_cycles / max(start.elapsed_time(end) * 1e3, 1e-3)
-        return int(HEAD_START_US * cycles_per_us)
+        _SLEEP(probe_cycles)
+        _RECORD(start)
+        _SLEEP(probe_cycles)
+        _RECORD(end)
+        _EVENT_SYNC(end)
+        cycles_per_us = probe_cycles / max(_ELAPSED(start, end) * 1e3, 1e-3)
+        return min(int(HEAD_START_US * cycles_per_us), MAX_HEAD_START_CYCLES)
 
     def _raw(self, call: Callable[[], Any]) -> tuple[float, float, Any, float]:
         self.persisting_l2.reset()
-        self._flush.zero_()
+        _ZERO(self._flush)
         if self._head_start_cycles:
             # The GPU spins while the host runs the caller's Python and launches its kernels: the
             # timer then measures the GPU's work, not the interpreter's (as in any real pipeline,
             # where launches run ahead of the GPU). Host work longer than this still counts.
-            torch.cuda._sleep(self._head_start_cycles)
+            _SLEEP(self._head_start_cycles)
         _RECORD(self._start)
         out = call()
         _RECORD(self._end_stream)
