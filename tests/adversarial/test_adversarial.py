@@ -3,6 +3,10 @@ on a GPU in the GPU run."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import tempfile
+
 import pytest
 
 from autograder import grading
@@ -11,9 +15,24 @@ from autograder import problem as problem_mod
 from .cases import cases
 
 
-def _grade(case, device):
+def _grade(case, device, notebook_folder: str | None = None):
+    """Grade as if from a notebook in ``notebook_folder`` (a fresh temporary folder by default), so
+    that submissions which plant files beside "the notebook" never touch the repository."""
     problem = problem_mod.get(case.problem)
-    return grading.grade_source(problem, case.source, case.entry, device=device, timeout=case.timeout)
+    with tempfile.TemporaryDirectory() as scratch:
+        previous = os.environ.get("PWD")
+        os.environ["PWD"] = notebook_folder or scratch
+        try:
+            return grading.grade_source(problem, case.source, case.entry, device=device, timeout=case.timeout)
+        finally:
+            if previous is None:
+                os.environ.pop("PWD", None)
+            else:
+                os.environ["PWD"] = previous
+
+
+def _case(name, device="cpu"):
+    return next(c for c in cases(device) if c.name == name)
 
 
 def _explain(result) -> str:
@@ -41,8 +60,7 @@ def test_verdict_on_gpu(case):
 
 
 def test_flooded_output_is_truncated():
-    case = next(c for c in cases("cpu") if c.name == "floods_output")
-    result = _grade(case, "cpu")
+    result = _grade(_case("floods_output"), "cpu")
     assert result["status"] == "PASS"
     assert len(result["output"]) < 10_000
     assert "bytes of output left out" in result["output"]
@@ -50,10 +68,44 @@ def test_flooded_output_is_truncated():
 
 @pytest.mark.gpu
 def test_crash_does_not_cost_the_next_exercise():
-    crash = next(c for c in cases("cuda") if c.name == "illegal_address")
-    honest = next(c for c in cases("cuda") if c.name == "honest_cupy")
+    crash = _case("illegal_address", "cuda")
+    honest = _case("honest_cupy", "cuda")
     assert _grade(crash, "cuda")["status"] == "ERROR"
     result = _grade(honest, "cuda")
     assert result["status"] == "PASS", _explain(result)
     assert result["correctness_points"] == problem_mod.get("act0.saxpy").correctness_points
     assert len(result["speed"]) == len(problem_mod.get("act0.saxpy").bench_sizes)
+
+
+def test_no_process_outlives_its_grading():
+    assert _grade(_case("leaves_a_process"), "cpu")["status"] == "PASS"
+    left = subprocess.run(["pgrep", "-f", "sleep 987654"], capture_output=True, text=True)
+    assert left.stdout.strip() == "", f"processes left behind: {left.stdout}"
+
+
+def test_planted_files_do_not_reach_the_next_exercise(tmp_path):
+    notebook_folder = tmp_path / "act0-start"
+    notebook_folder.mkdir()
+    assert _grade(_case("plants_files"), "cpu", str(notebook_folder))["status"] == "FAIL"
+    assert (notebook_folder / "torch.py").exists()
+    result = _grade(_case("honest_triton"), "cpu", str(notebook_folder))
+    assert result["status"] == "PASS", _explain(result)
+
+
+@pytest.mark.gpu
+def test_gpu_memory_is_back_after_a_leaking_exercise():
+    import torch
+
+    free_before, _ = torch.cuda.mem_get_info()
+    _grade(_case("leaks_gpu_memory", "cuda"), "cuda")
+    free_after, _ = torch.cuda.mem_get_info()
+    assert free_after > free_before - (1 << 30)
+    result = _grade(_case("honest_triton", "cuda"), "cuda")
+    assert result["status"] == "PASS", _explain(result)
+
+
+@pytest.mark.gpu
+def test_gpu_is_free_after_an_endless_kernel():
+    assert _grade(_case("infinite_kernel", "cuda"), "cuda")["status"] == "TIMEOUT"
+    result = _grade(_case("honest_cupy", "cuda"), "cuda")
+    assert result["status"] == "PASS", _explain(result)

@@ -35,10 +35,17 @@ pack() {
   tar -czf "$OUT/gpu-results.tar.gz.tmp" -C "$WORK" --exclude=cache . && mv "$OUT/gpu-results.tar.gz.tmp" "$OUT/gpu-results.tar.gz"
 }
 
+DEADLINE=$((SECONDS + ${TOTAL_S:-560}))
 step doctor "$PY" -m autograder doctor --remeasure
 [ -z "${TUNE:-}" ] || step tune "$PY" tests/gpu/tune_act0.py
 step bench "$PY" -m autograder bench --out "$WORK/results"
-# pytest-timeout (in the GPU image) names the test and the line where anything hangs.
-step pytest-gpu timeout "${PYTEST_LIMIT_S:-480}" "$PY" -m pytest -m gpu -v -p no:cacheprovider -o addopts="" -rfE --timeout=150 --durations=12 tests
+# pytest-timeout (in the GPU image) names the test and the line where anything hangs. Timing-sensitive
+# tests run one at a time; the adversarial verdicts, which only need the right verdict, run four at a
+# time (pytest-xdist); the stability runs come last and get whatever time is left.
+PYTEST=("$PY" -m pytest -p no:cacheprovider -o addopts="" -rfE --timeout=150)
+step pytest-gpu timeout 220 "${PYTEST[@]}" -m gpu -v --durations=8 -k "not test_verdict_on_gpu and not stability" tests
+step pytest-adversarial-gpu timeout 160 "${PYTEST[@]}" -m gpu -n 4 -k test_verdict_on_gpu tests/adversarial
+left=$((DEADLINE - SECONDS))
+step pytest-stability-gpu timeout "$left" "${PYTEST[@]}" --timeout="$left" -m gpu -q tests/gpu/test_stability_gpu.py
 echo "== status $status; archive $OUT/gpu-results.tar.gz"
 exit "$status"
