@@ -24,18 +24,18 @@ $(STAMP): requirements.txt pyproject.toml
 setup: $(STAMP)
 
 book: $(STAMP)
-	$(VENV)/bin/jupyter-book build . -W -n --keep-going
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter-book build . -W -n --keep-going
 	@echo "The book is in _build/html/index.html"
 
 # Regenerate exercises/ (nbgrader's release folder) from solutions/ (its source folder).
 exercises: $(STAMP)
-	for act in $(ACTS); do $(VENV)/bin/nbgrader generate_assignment $$act --force --log-level=WARN || exit 1; done
+	for act in $(ACTS); do PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/nbgrader generate_assignment $$act --force --log-level=WARN || exit 1; done
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check autograder tests
 
 test: $(STAMP)
-	$(VPY) -m pytest -m "not gpu" -q
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m pytest -m "not gpu" -q
 
 # Run on a GPU machine. Writes everything under $(OUT): logs, results/, executed notebooks.
 test-gpu:

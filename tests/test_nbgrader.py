@@ -130,3 +130,56 @@ def test_autograde_gives_solutions_full_gradable_marks_and_exercises_zero(genera
     assert "cases correct" in feedback and "needs a GPU" in feedback
     untouched = (course / "feedback" / "untouched" / "act0-start" / "vector_add.html").read_text()
     assert "NotImplementedError" in untouched or "no function named" in untouched
+
+
+def _tampered_copy(source: Path, target: Path, redefine: bool) -> None:
+    """The untouched exercise with its locked graded cells edited to claim full marks or deleted,
+    and optionally a cell that redefines the grader's functions and reads nbgrader's variables."""
+    nb = json.loads(source.read_text())
+    cells = []
+    for cell in nb["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("grade") and not meta.get("solution"):
+            if meta["grade_id"].endswith("speed"):
+                continue
+            cell["source"] = f"{meta['points']}"
+        cells.append(cell)
+    if redefine:
+        cheat = {
+            "cell_type": "code",
+            "metadata": {},
+            "execution_count": None,
+            "outputs": [],
+            "source": "import os\nimport autograder\nprint(sorted(k for k in os.environ if 'NBGRADER' in k))\n"
+            "autograder.grade_correctness = lambda *args, **kwargs: 2.0\nautograder.grade_speed = lambda *args, **kwargs: 2.0\n",
+        }
+        cells.insert(2, cheat)
+    nb["cells"] = cells
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(nb))
+
+
+def test_edited_or_deleted_locked_cells_change_nothing(generated):
+    course = generated
+    act = "act0-start"
+    _tampered_copy(course / "exercises" / act / "vector_add.ipynb", course / "submitted" / "editor" / act / "vector_add.ipynb", redefine=False)
+    proc = _run([*NBGRADER, "autograde", act, "--student", "editor", "--force"], course)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        # The edited cell is restored from the release and runs the real check.
+        assert gb.find_grade("vector_add_correctness", "vector_add", act, "editor").auto_score == 0
+        # The deleted cell earns nothing automatically and is flagged for the instructor.
+        deleted = gb.find_grade("vector_add_speed", "vector_add", act, "editor")
+        assert deleted.auto_score is None and deleted.needs_manual_grade
+
+
+def test_redefined_helpers_do_not_fool_grading_outside_the_kernel(tmp_path):
+    submitted = tmp_path / "act0-start" / "vector_add.ipynb"
+    _tampered_copy(ROOT / "exercises" / "act0-start" / "vector_add.ipynb", submitted, redefine=True)
+    out = tmp_path / "grades.json"
+    proc = _run([sys.executable, "-m", "autograder", "grade", str(submitted.parent), "--json", str(out)], ROOT)
+    assert proc.returncode == 0, proc.stderr
+    [result] = json.loads(out.read_text())["results"]
+    assert result["points"] == 0 and result["status"] != "PASS"
