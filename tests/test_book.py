@@ -8,6 +8,7 @@ depends on. It needs no GPU: notebooks are never executed by the book build.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -32,6 +33,9 @@ EXERCISE_NOTEBOOKS = [
 # Built from _config.yml's repository and launch_buttons settings; a change there that breaks the
 # "open in Colab" path of the course should fail here rather than in front of a learner.
 COLAB_PREFIX = "https://colab.research.google.com/github/gpu-brrr/gpu-brrr/blob/main/"
+# The roofline plots written by `python -m autograder bench` on the project's GPU run, which the
+# results page shows as figures.
+ROOFLINES = ["act0.vector_add-roofline.png", "act0.saxpy-roofline.png"]
 
 
 def _jupyter_book_command() -> list[str]:
@@ -73,6 +77,19 @@ def test_book_builds_without_warnings_and_has_every_page(tmp_path: Path) -> None
     # top of the page's own table that explains the columns.
     results = (html / "book/act0-start/results.html").read_text(encoding="utf-8")
     assert results.count("<table") >= 2, "the Act 0 results page shows no measured table: is results/act0.md there?"
+    # The committed run was made on an H200; the page (through the included table and the captions)
+    # must say so, since a number without its device means little.
+    assert "NVIDIA H200" in results, "the Act 0 results page does not name the GPU the numbers came from"
+    # Both rooflines the grader drew are shown as figures, and the image files were copied into the book.
+    images = re.findall(r'<img\b[^>]*\bsrc="([^"]+)"', results)
+    for roofline in ROOFLINES:
+        shown = [src for src in images if src.endswith(roofline)]
+        assert shown, f"the Act 0 results page has no <img> for {roofline}; it shows {images}"
+        assert (html / "book/act0-start" / shown[0]).resolve().is_file(), f"{shown[0]} is not in the built book"
+    # What the graded cells printed on the H200, pulled in with {literalinclude}.
+    assert "kernels launched: add_kernel" in results, "the graded-cell report is missing from the results page"
+    # The wide results table is styled by the book's own stylesheet.
+    assert "_static/custom.css" in results and (html / "_static" / "custom.css").is_file()
 
     # The pip command on the Colab page is built from the one repository URL in _config.yml.
     three_ways = (html / "book/act0-start/three-ways.html").read_text(encoding="utf-8")
