@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 ACTS := $(notdir $(wildcard solutions/act*))
 OUT ?= gpu-out
 
-.PHONY: all setup book exercises test lint test-gpu clean
+.PHONY: all setup book exercises test lint test-gpu test-gpu-stability clean
 
 all: book
 
@@ -40,6 +40,10 @@ test: $(STAMP)
 # Run on a GPU machine. Writes everything under $(OUT): logs, results/, executed notebooks.
 test-gpu:
 	bash tests/gpu/run.sh "$(OUT)"
+
+# The same, plus ten gradings in a row of every reference solution (verdicts and speed spread).
+test-gpu-stability:
+	STABILITY=1 bash tests/gpu/run.sh "$(OUT)"
 
 clean:
 	rm -rf _build $(VENV) gradebook.db

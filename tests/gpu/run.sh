@@ -41,11 +41,14 @@ step doctor "$PY" -m autograder doctor --remeasure
 [ -n "${SKIP_BENCH:-}" ] || step bench "$PY" -m autograder bench --out "$WORK/results"
 # pytest-timeout (in the GPU image) names the test and the line where anything hangs. Timing-sensitive
 # tests run one at a time; the adversarial verdicts, which only need the right verdict, run four at a
-# time (pytest-xdist); the stability runs come last and get whatever time is left.
+# time (pytest-xdist); the stability runs (STABILITY=1) come last and get whatever time is left.
 PYTEST=("$PY" -m pytest -p no:cacheprovider -o addopts="" -rfE --timeout=150)
-step pytest-gpu timeout 220 "${PYTEST[@]}" -m gpu -v --durations=8 -k "not test_verdict_on_gpu and not stability" tests
-step pytest-adversarial-gpu timeout 160 "${PYTEST[@]}" -m gpu -n 4 -k test_verdict_on_gpu tests/adversarial
-left=$((DEADLINE - SECONDS))
-step pytest-stability-gpu timeout "$left" "${PYTEST[@]}" --timeout="$left" -m gpu -q tests/gpu/test_stability_gpu.py
+step pytest-gpu timeout 240 "${PYTEST[@]}" -m gpu -v --durations=8 -k "not test_verdict_on_gpu and not stability" tests
+# -v prints each verdict as it finishes, so a step cut off by its limit still names its failures.
+step pytest-adversarial-gpu timeout 300 "${PYTEST[@]}" -m gpu -n 4 -v -k test_verdict_on_gpu tests/adversarial
+if [ -n "${STABILITY:-}" ]; then
+  left=$((DEADLINE - SECONDS))
+  step pytest-stability-gpu timeout "$left" "${PYTEST[@]}" --timeout="$left" -m gpu -q tests/gpu/test_stability_gpu.py
+fi
 echo "== status $status; archive $OUT/gpu-results.tar.gz"
 exit "$status"

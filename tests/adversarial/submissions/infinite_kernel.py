@@ -7,8 +7,9 @@ import cupy as cp
 
 SOURCE = r"""
 extern "C" __global__ void saxpy_kernel(float a, const float* x, const float* y, float* out, long long n) {
-    volatile int spin = 1;
-    while (spin) { }
+    // The clock only grows, and the compiler cannot know it: this loop never ends.
+    const long long start = clock64();
+    while (clock64() - start >= 0) { }
 }
 """
 kernel = cp.RawKernel(SOURCE, "saxpy_kernel")
