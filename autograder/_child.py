@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import sys
 import traceback
@@ -28,6 +29,9 @@ def _writer(path: str, nonce: str):
 
     return write
 
+
+# Learner code that reaches for the grader's own answers.
+REFERENCE_IMPORT = re.compile(r"autograder\s*\.\s*problems|from\s+autograder\s+import\s+[^\n]*\bproblems?\b|__import__\(\s*['\"]autograder\.problems")
 
 COMPILE_ERRORS = {"CompilationError", "CompileTimeAssertionFailure", "OutOfResources", "CompileException", "UnsupportedLanguageConstruct"}
 
@@ -82,6 +86,12 @@ def _run(job: dict, result: dict) -> None:
         result["device_name"] = torch.cuda.get_device_name(0)
     watch = tamper.Snapshot()
 
+    with open(job["module"], encoding="utf-8") as f:
+        if REFERENCE_IMPORT.search(f.read()):
+            result["status"] = "REJECT"
+            result["message"] = "your code uses the grader's problem definitions (its reference answers); write your own"
+            return
+
     spec = importlib.util.spec_from_file_location("learner_submission", job["module"])
     module = importlib.util.module_from_spec(spec)
     sys.modules["learner_submission"] = module
@@ -96,14 +106,28 @@ def _run(job: dict, result: dict) -> None:
     if not callable(fn):
         result["message"] = f"no function named {job['entry']!r} was found in your code"
         return
-    arg_names = list(problem.make_inputs(problem.test_sizes[0], 0, device).keys())
+    exact = problem_mod.is_exact(problem)
+    arg_names = list(problem.make_cases(0)[0]) if exact else list(problem.make_inputs(problem.test_sizes[0], 0, device))
     try:
-        inspect.signature(fn).bind(*arg_names)
+        if exact:
+            inspect.signature(fn).bind(**dict.fromkeys(arg_names))
+        else:
+            inspect.signature(fn).bind(*arg_names)
     except TypeError:
         result["message"] = f"{job['entry']} must take {len(arg_names)} arguments ({', '.join(arg_names)}); yours is {job['entry']}{inspect.signature(fn)}"
         return
     except ValueError:
         pass
+
+    if exact:
+        from . import exact as exact_mod
+
+        result["cases"] = exact_mod.check_cases(problem, fn, secrets.randbits(62))
+        all_passed = all(c["passed"] for c in result["cases"])
+        result["status"] = "PASS" if all_passed else "FAIL"
+        result["message"] = "all cases correct" if all_passed else "some cases are wrong"
+        _tamper_verdict(watch, result)
+        return
 
     all_passed = True
     for index, size in enumerate(problem.sizes_for(device)):

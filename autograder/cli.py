@@ -48,7 +48,9 @@ def doctor(args) -> int:
         print("  GPU       none found: Triton exercises run under the Triton interpreter (TRITON_INTERPRET=1)")
     print("Exercises and how they are graded here:")
     for p in problem_mod.all_problems():
-        if device == "cuda":
+        if problem_mod.is_exact(p):
+            how = f"exact answers, fully graded here ({p.max_points:g} points)"
+        elif device == "cuda":
             how = f"correctness + speed ({p.speed_scale.describe()})"
         elif p.needs_gpu:
             how = "needs a GPU (CuPy)"

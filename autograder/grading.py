@@ -61,6 +61,11 @@ def score(problem, result: dict, device: str) -> dict:
     result["max_points_here"] = problem.correctness_points + (problem.speed_points if device == "cuda" else 0.0)
     correct_points = speed_points = 0.0
     result["speed_note"] = ""
+    if problem_mod.is_exact(problem):
+        result["correctness_points"] = problem.correctness_points if result["status"] == "PASS" else 0.0
+        result["speed_points"] = 0.0
+        result["points"] = result["correctness_points"]
+        return result
     if result["status"] == "PASS":
         correct_points = problem.correctness_points
         cpu_honesty = result.get("honesty") if device != "cuda" else None

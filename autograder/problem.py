@@ -98,14 +98,15 @@ class Problem:
 _REGISTRY: dict[str, Problem] = {}
 
 
-def register(problem: Problem) -> Problem:
+def register(problem):
+    """Add a Problem or an ExactProblem to the registry under its name."""
     if problem.name in _REGISTRY:
         raise ValueError(f"problem {problem.name} is registered twice")
     _REGISTRY[problem.name] = problem
     return problem
 
 
-def get(name: str) -> Problem:
+def get(name: str):
     from . import problems  # noqa: F401  (registers every act's problems)
 
     try:
@@ -115,16 +116,55 @@ def get(name: str) -> Problem:
         raise KeyError(f"no exercise is called {name!r}; the exercises are: {known}") from None
 
 
-def all_problems() -> list[Problem]:
+def all_problems() -> list:
     from . import problems  # noqa: F401
 
     return [_REGISTRY[k] for k in sorted(_REGISTRY)]
 
 
-def for_notebook(path: str) -> list[Problem]:
+def for_notebook(path: str) -> list:
     """The problems graded in a notebook, matched on '<act folder>/<notebook name>'."""
     from pathlib import PurePath
 
     parts = PurePath(path).parts
     key = "/".join(parts[-2:]).removesuffix(".ipynb")
     return [p for p in all_problems() if p.notebook == key]
+
+
+@dataclass
+class ExactProblem:
+    """A pure-Python exercise with one right answer: a cost model, a formula, a classification.
+
+    make_cases(seed) -> list of keyword-argument dicts (fixed edge cases first, then random ones
+    drawn from the seed); reference(**case) -> the answer. Numbers must agree to ``rel_tol``
+    (rounding only), strings and booleans exactly, dicts key by key, sequences item by item.
+    Graded for correctness on any machine; there is no speed part.
+    """
+
+    name: str
+    title: str
+    notebook: str
+    function: str
+    make_cases: Callable[[int], list]
+    reference: Callable[..., Any]
+    correctness_points: float = 1.0
+    rel_tol: float = 1e-9
+    language: str = "python"
+    speed_points: float = 0.0
+    notes: dict = field(default_factory=dict)
+
+    @property
+    def max_points(self) -> float:
+        return self.correctness_points
+
+    @property
+    def needs_gpu(self) -> bool:
+        return False
+
+    @property
+    def exact(self) -> bool:
+        return True
+
+
+def is_exact(problem) -> bool:
+    return getattr(problem, "exact", False)

@@ -34,7 +34,14 @@ def text(result: dict, part: str = "all") -> str:
         passed = sum(1 for c in cases if c.get("passed"))
         lines.append("")
         lines.append(f"Correctness ({result.get('correctness_points', 0):g} / {problem.correctness_points:g}): {passed} of {len(cases)} cases correct" + (f" on {where}" if where else ""))
-        lines.append(f"  {'size':>12}  {'result':<6}  {'max error':>10}  {'allowed':>10}  note")
+        if problem_mod.is_exact(problem):
+            for case in cases:
+                lines.append(f"  {'ok   ' if case.get('passed') else 'WRONG'}  {case['size']}")
+                if case.get("message"):
+                    lines.append(f"         {case['message']}")
+            cases = []
+        else:
+            lines.append(f"  {'size':>12}  {'result':<6}  {'max error':>10}  {'allowed':>10}  note")
         for case in cases:
             err = case.get("max_error")
             allowed = case.get("allowed_error")
@@ -46,7 +53,7 @@ def text(result: dict, part: str = "all") -> str:
                 lines.append(f"      at {tuple(m['index'])}: got {m['got']:.6g}, expected {m['expected']:.6g} (allowed error {m['allowed_error']:.2e})")
     lines.append("")
     speed = result.get("speed", []) if part != "correctness" else []
-    scale = problem.speed_scale
+    scale = getattr(problem, "speed_scale", None)
     if speed and "copy_fraction" in speed[0]:
         metric = result.get("speed_metric", {})
         headline = ""
