@@ -2,7 +2,8 @@
 
 Each file in submissions/ starts with comment lines: ``# expect:`` (one or more verdicts, any of
 which is right), ``# problem:``, ``# devices:`` (cpu, cuda) and optionally ``# entry:`` and
-``# timeout:``.
+``# timeout:``. Each submission is a whole learner file, self-contained on purpose (the grader ships
+one file to its child process), so the honest kernel appears in several of them.
 """
 
 from __future__ import annotations

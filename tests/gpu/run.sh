@@ -39,6 +39,8 @@ DEADLINE=$((SECONDS + ${TOTAL_S:-560}))
 step doctor "$PY" -m autograder doctor --remeasure
 [ -z "${TUNE:-}" ] || step tune "$PY" tests/gpu/tune_act0.py
 [ -n "${SKIP_BENCH:-}" ] || step bench "$PY" -m autograder bench --out "$WORK/results"
+# The book's demo notebooks, executed here; their executed copies are committed over book/.
+[ -n "${SKIP_BOOK:-}" ] || step book-demos timeout 300 "$PY" tests/gpu/execute_book.py "$WORK/book"
 # pytest-timeout (in the GPU image) names the test and the line where anything hangs. Timing-sensitive
 # tests run one at a time; the adversarial verdicts, which only need the right verdict, run four at a
 # time (pytest-xdist); the stability runs (STABILITY=1) come last and get whatever time is left.
