@@ -8,6 +8,8 @@ depends on. It needs no GPU: notebooks are never executed by the book build.
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -24,6 +26,10 @@ BOOK_PAGES = [
     "book/act0-start/grading.html",
     "book/act0-start/doctor.html",
     "book/act0-start/results.html",
+    "book/act2-rooflines/index.html",
+    "book/act2-rooflines/fusion.html",
+    "book/act2-rooflines/inference-arithmetic.html",
+    "book/act2-rooflines/exercises.html",
     "book/roadmap.html",
 ]
 EXERCISE_NOTEBOOKS = [
@@ -36,6 +42,10 @@ COLAB_PREFIX = "https://colab.research.google.com/github/gpu-brrr/gpu-brrr/blob/
 # The roofline plots written by `python -m autograder bench` on the project's GPU run, which the
 # results page shows as figures.
 ROOFLINES = ["act0.vector_add-roofline.png", "act0.saxpy-roofline.png"]
+# The Act 2 demo that measures this GPU's roofline. Without a GPU its first code cell prints this and
+# every measurement cell is skipped, so the notebook also runs (to no effect) on a CPU.
+ROOFLINE_DEMO = REPO_ROOT / "book" / "act2-rooflines" / "measured-roofline.ipynb"
+NO_GPU_SENTENCE = "No CUDA GPU found: this notebook measures a GPU, so its measurements are skipped here."
 
 
 def _jupyter_book_command() -> list[str]:
@@ -95,3 +105,33 @@ def test_book_builds_without_warnings_and_has_every_page(tmp_path: Path) -> None
     three_ways = (html / "book/act0-start/three-ways.html").read_text(encoding="utf-8")
     assert "git+https://github.com/gpu-brrr/gpu-brrr" in three_ways
     assert "{{" not in three_ways, "a MyST substitution was left unexpanded"
+
+    # Act 2: the chapter quotes the ceilings measured on the H200 and draws the roofline from them.
+    act2 = (html / "book/act2-rooflines/index.html").read_text(encoding="utf-8")
+    for number in ("4,141 GB/s", "50.5 TFLOP/s", "797.4 TFLOP/s", "NVIDIA H200"):
+        assert number in act2, f"the Act 2 page no longer quotes {number}"
+    shown = [src for src in re.findall(r'<img\b[^>]*\bsrc="([^"]+)"', act2) if src.endswith("roofline-h200.png")]
+    assert shown and (html / "book/act2-rooflines" / shown[0]).resolve().is_file(), "the Act 2 roofline figure is missing"
+    inference = (html / "book/act2-rooflines/inference-arithmetic.html").read_text(encoding="utf-8")
+    assert "Llama-3-8B" in inference and "8,030,261,248" in inference, "the inference page lost its worked Llama-3-8B example"
+
+
+def test_roofline_demo_runs_on_a_cpu_and_says_it_needs_a_gpu(tmp_path: Path) -> None:
+    """The measured-roofline demo is executed on a GPU by the project's GPU run, through the same
+    script this test uses. Here, with CUDA hidden, it must run to the end without an error and tell
+    the reader in plain words why nothing was measured."""
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    script = REPO_ROOT / "tests" / "gpu" / "execute_book.py"
+    completed = subprocess.run(
+        [sys.executable, str(script), str(tmp_path), str(ROOFLINE_DEMO)],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+    log = completed.stdout + completed.stderr
+    assert completed.returncode == 0, f"execute_book.py failed (exit {completed.returncode}):\n{log[-4000:]}"
+    assert re.search(r"measured-roofline\.ipynb: ok in [0-9.]+ s", completed.stdout), completed.stdout
+
+    executed = json.loads((tmp_path / ROOFLINE_DEMO.relative_to(REPO_ROOT)).read_text(encoding="utf-8"))
+    outputs = [o for cell in executed["cells"] if cell["cell_type"] == "code" for o in cell.get("outputs", [])]
+    assert not [o for o in outputs if o["output_type"] == "error"], "a cell raised on the CPU"
+    printed = "".join("".join(o.get("text", "")) for o in outputs if o["output_type"] == "stream" and o.get("name") == "stdout")
+    assert NO_GPU_SENTENCE in printed, f"the demo did not print the no-GPU sentence; it printed:\n{printed}"
