@@ -157,9 +157,8 @@ def _run(job: dict, result: dict) -> None:
 
         entry = ceilings.load()
         result["ceilings"] = entry
-        floor_bandwidth = ceilings.copy_bandwidth(entry)
         for size in problem.bench_sizes:
-            measured = timing.measure(problem, fn, size, secrets.randbits(62), floor_bandwidth)
+            measured = timing.measure(problem, fn, size, secrets.randbits(62), entry)
             result["speed"].append(measured.to_dict())
         result["persisting_l2_reset"] = timing._PersistingL2().available
         inputs = problem.make_inputs(problem.bench_sizes[0], secrets.randbits(62), device)
@@ -167,7 +166,9 @@ def _run(job: dict, result: dict) -> None:
 
         args = [arrays.to_learner(v, problem.language) for v in inputs.values()]
         kernels = honesty.launched_kernels(lambda: fn(*args))
-        ok, message = honesty.judge(kernels, problem.allowed_library_kernels)
+        with open(job["module"], encoding="utf-8") as f:
+            own = honesty.own_kernel_names(f.read())
+        ok, message = honesty.judge(kernels, problem.allowed_library_kernels, own)
         result["honesty"] = {"ok": ok, "message": message, "kernels": sorted(set(kernels))[:20]}
     _tamper_verdict(watch, result)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
 def cache_dir() -> Path:
@@ -54,34 +54,62 @@ def measure_copy_bandwidth() -> dict:
     return {"bytes_per_s": moved / (ms * 1e-3), "buffer_bytes": src.numel() * src.element_size(), "median_ms": ms}
 
 
-def measure_matmul(dtype: torch.dtype, n: int) -> dict:
-    a = torch.randn(n, n, device="cuda", dtype=dtype)
-    b = torch.randn(n, n, device="cuda", dtype=dtype)
+def measure_matmul(dtype: torch.dtype, n: int, tf32: bool = False) -> dict:
+    """cuBLAS on n x n x n, the rate a well-tuned dense kernel of this dtype can reach on this GPU."""
+    a = torch.randn(n, n, device="cuda").to(dtype)
+    b = torch.randn(n, n, device="cuda").to(dtype)
+    previous = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    try:
+        for _ in range(3):
+            a @ b
+        torch.cuda.synchronize()
+        ms = statistics.median(_time_ms(lambda: a @ b, 10))
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = previous
+    return {"flop_per_s": 2.0 * n**3 / (ms * 1e-3), "n": n, "median_ms": ms}
+
+
+def measure_fp8_matmul(n: int) -> dict:
+    """fp8 e4m3 through torch._scaled_mm (Hopper and Ada tensor cores); bf16 output, unit scales."""
+    a = torch.randn(n, n, device="cuda").to(torch.float8_e4m3fn)
+    # _scaled_mm wants the second operand column-major.
+    b = torch.randn(n, n, device="cuda").to(torch.float8_e4m3fn).t().contiguous().t()
+    one = torch.ones((), device="cuda")
+
+    def call():
+        return torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+
     for _ in range(3):
-        a @ b
+        call()
     torch.cuda.synchronize()
-    ms = statistics.median(_time_ms(lambda: a @ b, 10))
+    ms = statistics.median(_time_ms(call, 10))
     return {"flop_per_s": 2.0 * n**3 / (ms * 1e-3), "n": n, "median_ms": ms}
 
 
 def measure() -> dict:
+    """Copy bandwidth, then the matmul rate per dtype this GPU runs on tensor cores (fp8 where the
+    chip has it). Sizes fill the chip: 4096 for fp32 and TF32, 8192 for 16-bit and 8-bit types."""
     props = torch.cuda.get_device_properties(0)
     started = time.time()
-    previous_tf32 = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = False
-    try:
-        result = {
-            "version": CACHE_VERSION,
-            "device": props.name,
-            "key": device_key(),
-            "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "copy": measure_copy_bandwidth(),
-            "matmul": {"float32": measure_matmul(torch.float32, 4096)},
-        }
-        half = torch.bfloat16 if props.major >= 8 else torch.float16
-        result["matmul"][str(half).removeprefix("torch.")] = measure_matmul(half, 8192 if props.major >= 8 else 4096)
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = previous_tf32
+    result = {
+        "version": CACHE_VERSION,
+        "device": props.name,
+        "key": device_key(),
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "copy": measure_copy_bandwidth(),
+        "matmul": {"float32": measure_matmul(torch.float32, 4096)},
+    }
+    matmul = result["matmul"]
+    if props.major >= 8:
+        matmul["tf32"] = measure_matmul(torch.float32, 4096, tf32=True)
+        matmul["bfloat16"] = measure_matmul(torch.bfloat16, 8192)
+    matmul["float16"] = measure_matmul(torch.float16, 8192 if props.major >= 8 else 4096)
+    if (props.major, props.minor) >= (8, 9) and hasattr(torch, "float8_e4m3fn"):
+        try:
+            matmul["float8_e4m3fn"] = measure_fp8_matmul(8192)
+        except (RuntimeError, TypeError) as exc:
+            result["fp8_unavailable"] = f"{type(exc).__name__}: {str(exc)[:200]}"
     result["seconds"] = time.time() - started
     return result
 
@@ -111,5 +139,12 @@ def copy_bandwidth(entry: dict) -> float:
     return float(entry["copy"]["bytes_per_s"])
 
 
+# A dtype with no ceiling of its own is capped by the nearest one measured (bf16 and fp16 tensor
+# cores run at the same rate; a GPU without bf16 falls back to its fp16 rate).
+_FALLBACK = {"bfloat16": "float16", "float16": "bfloat16", "tf32": "float32", "float8_e4m3fn": "bfloat16"}
+
+
 def compute_peak(entry: dict, dtype: str = "float32") -> float:
-    return float(entry["matmul"][dtype]["flop_per_s"])
+    matmul = entry["matmul"]
+    name = dtype if dtype in matmul else _FALLBACK.get(dtype, "float32")
+    return float(matmul.get(name, matmul["float32"])["flop_per_s"])

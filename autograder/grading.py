@@ -33,22 +33,50 @@ def _geomean(values: list[float]) -> float:
 
 
 def _annotate_speed(problem, result: dict) -> None:
+    """Physical units and fractions of this GPU's ceilings for every benchmark row."""
+    from . import timing
+
     entry = result.get("ceilings") or {}
     if not entry:
         return
     copy_bw = float(entry["copy"]["bytes_per_s"])
-    matmul = entry.get("matmul", {}).get(problem.compute_dtype) or entry.get("matmul", {}).get("float32")
-    peak = float(matmul["flop_per_s"]) if matmul else float("inf")
+    matmul = entry.get("matmul", {})
+    peak = _peak(matmul, problem.compute_dtype)
     for row in result["speed"]:
         seconds = row["candidate"]["median_ms"] * 1e-3
         intensity = row["flops"] / row["bytes_moved"] if row["bytes_moved"] else float("inf")
         attainable = min(peak, intensity * copy_bw)
+        row["size_label"] = problem.size_label(_size_value(row["size"]))
         row["copy_fraction"] = row["bandwidth"] / copy_bw
         row["flop_per_s"] = row["flops"] / seconds
         row["library_flop_per_s"] = row["flops"] / (row["library"]["median_ms"] * 1e-3)
         row["intensity"] = intensity
+        row["peak_flop_per_s"] = peak
         row["roofline_fraction"] = row["flop_per_s"] / attainable
-        row["below_floor"] = row["candidate"]["median_ms"] < 0.8 * row["floor_ms"]
+        row["below_floor"] = row["candidate"]["median_ms"] < timing.FLOOR_SLACK * row["floor_ms"]
+        for extra in (row.get("extra_libraries") or {}).values():
+            extra["ratio"] = extra["median_ms"] / row["candidate"]["median_ms"]
+            extra["flop_per_s"] = row["flops"] / (extra["median_ms"] * 1e-3)
+
+
+def _peak(matmul: dict, dtype: str) -> float:
+    if not matmul:
+        return float("inf")
+    from . import ceilings
+
+    return ceilings.compute_peak({"matmul": matmul}, dtype)
+
+
+def _size_value(size):
+    """Sizes come back from the child as JSON: tuples as their repr."""
+    if isinstance(size, str):
+        import ast
+
+        try:
+            return ast.literal_eval(size)
+        except (ValueError, SyntaxError):
+            return size
+    return size
 
 
 def score(problem, result: dict, device: str) -> dict:
@@ -94,7 +122,10 @@ def score(problem, result: dict, device: str) -> dict:
                 correct_points = 0.0
             elif any(r["below_floor"] for r in result["speed"]):
                 result["status"] = "REJECT"
-                result["message"] = "a time below the physical floor (bytes moved over this GPU's measured bandwidth): the timing was fooled"
+                result["message"] = (
+                    "a time below the physical floor (bytes moved at this GPU's measured bandwidth, or FLOPs at its "
+                    "measured matmul rate): the timing was fooled"
+                )
                 correct_points = 0.0
             else:
                 metric_name = problem.speed_scale.metric

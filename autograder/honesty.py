@@ -32,6 +32,39 @@ LIBRARY_KERNEL_PATTERNS = (
     r"reduce_kernel",
 )
 _LIBRARY = re.compile("|".join(LIBRARY_KERNEL_PATTERNS), re.IGNORECASE)
+# Marks only a library's compiled kernel carries (C++ namespaces, cuBLAS/cuDNN/CUTLASS families,
+# architecture-prefixed SASS kernels): a learner's kernel named like this is not taken as theirs.
+_UNMISTAKABLY_LIBRARY = re.compile(r"::|^void |cublas|cutlass|cudnn|nvjet|xmma|^(sm\d+|ampere|hopper|turing|volta)_", re.IGNORECASE)
+
+_TRITON_KERNEL = re.compile(r"@\s*(?:triton\s*\.\s*)?(?:jit|autotune|heuristics)\b[^\n]*\n(?:\s*@[^\n]*\n)*\s*def\s+(\w+)")
+_CUDA_KERNEL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)")
+
+
+def own_kernel_names(code: str) -> set[str]:
+    """Names of the kernels the learner's code defines: Triton-decorated functions and CUDA
+    ``__global__`` functions in its source strings. A kernel of the learner's may then carry a name
+    such as ``flash_attention_kernel`` or ``sgemm_kernel`` without being taken for a library's."""
+    names = set(_TRITON_KERNEL.findall(code)) | set(_CUDA_KERNEL.findall(code))
+    return {n for n in names if not _UNMISTAKABLY_LIBRARY.search(n)}
+
+
+_MANGLED = re.compile(r"^_Z(\d+)")
+
+
+def _base_name(kernel: str) -> str:
+    """The function's own name in a profiler entry: ``sgemm(float const*, ...)``, a C++-mangled
+    ``_Z5sgemmPKfS0_Pf`` and a plain ``sgemm`` all give ``sgemm``."""
+    mangled = _MANGLED.match(kernel)
+    if mangled:
+        start = mangled.end()
+        return kernel[start : start + int(mangled.group(1))]
+    return re.split(r"[(<\s]", kernel.strip(), maxsplit=1)[0]
+
+
+def _is_library(kernel: str, own: set[str]) -> bool:
+    if _base_name(kernel) in own and not _UNMISTAKABLY_LIBRARY.search(kernel):
+        return False
+    return bool(_LIBRARY.search(kernel))
 _NOT_KERNELS = re.compile(r"^(Memcpy|Memset|cudaMemcpy|cudaMemset)", re.IGNORECASE)
 
 
@@ -50,11 +83,11 @@ def launched_kernels(call: Callable[[], Any]) -> list[str]:
     return names
 
 
-def judge(kernels: list[str], allowed_library: tuple[str, ...]) -> tuple[bool, str]:
+def judge(kernels: list[str], allowed_library: tuple[str, ...], own_names: set[str] = frozenset()) -> tuple[bool, str]:
     allowed = re.compile("|".join(allowed_library)) if allowed_library else None
-    library = [k for k in kernels if _LIBRARY.search(k)]
+    library = [k for k in kernels if _is_library(k, set(own_names))]
     forbidden = [k for k in library if not (allowed and allowed.search(k))]
-    own = [k for k in kernels if not _LIBRARY.search(k)]
+    own = [k for k in kernels if not _is_library(k, set(own_names))]
     if forbidden:
         shown = "; ".join(sorted(set(_short(k) for k in forbidden))[:3])
         return False, f"the timed call launched library kernels that do the work: {shown}. Write the kernel yourself."

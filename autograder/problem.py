@@ -44,10 +44,19 @@ class Problem:
     """One graded exercise. Every callable takes and returns torch tensors (CuPy arrays are
     converted at the boundary, without copies, through DLPack).
 
+    A size is an int (a length) or a tuple (a shape, or a shape plus options such as a dtype name or
+    a causal flag); ``describe_size`` prints it.
+
     make_inputs(size, seed, device) -> dict of argument name -> tensor or Python scalar, in call order.
     reference(**inputs) -> the exact answer, computed in float64.
-    library(**inputs) -> the library's answer at the task's precision (also the speed baseline).
+    library(**inputs) -> the library's answer at the task's precision (also the speed baseline); it
+        sets any global state it depends on itself (TF32 off for an fp32 matmul) and restores it.
     bytes_moved(size) / flops(size) -> the minimum traffic and arithmetic of one call.
+    compute_dtype -> the measured matmul ceiling ("float32", "tf32", "bfloat16", "float16") that caps
+        the roofline and sets the physical FLOP floor.
+    solution_target -> what the reference solution must reach on speed_scale's metric;
+        solution_library_ratio, when set, is a further ratio to the library it must reach.
+    extra_libraries -> (name, function) baselines timed in the same loop and reported, not graded.
     """
 
     name: str
@@ -72,11 +81,32 @@ class Problem:
     tolerance_factor: float = 4.0
     allowed_library_kernels: tuple[str, ...] = (r"FillFunctor", r"fill_kernel")
     cpu_test_sizes: Sequence[Any] | None = None
+    describe_size: Callable[[Any], str] | None = None
+    solution_library_ratio: float | None = None
+    extra_libraries: tuple[tuple[str, Callable[..., Any]], ...] = ()
     notes: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.language not in LANGUAGES:
             raise ValueError(f"{self.name}: language must be one of {LANGUAGES}")
+
+    def size_label(self, size: Any) -> str:
+        if self.describe_size is not None:
+            return self.describe_size(size)
+        return format_size(size)
+
+    def solution_shortfalls(self, row: dict) -> list[str]:
+        """What a benchmark row of the reference solution misses of its targets (empty: all met)."""
+        missed = []
+        metric = self.speed_scale.metric
+        value = float(row.get("copy_fraction" if metric == "copy_fraction" else "ratio", 0.0))
+        if value < self.solution_target:
+            shown = f"{value:.1%} of copy bandwidth" if metric == "copy_fraction" else f"{value:.2f}x {self.library_name}"
+            wanted = f"{self.solution_target:.0%}" if metric == "copy_fraction" else f"{self.solution_target:.2f}x"
+            missed.append(f"{shown}, target {wanted}")
+        if self.solution_library_ratio is not None and row.get("ratio", 0.0) < self.solution_library_ratio:
+            missed.append(f"{row.get('ratio', 0.0):.2f}x {self.library_name}, target {self.solution_library_ratio:.2f}x")
+        return missed
 
     @property
     def max_points(self) -> float:
@@ -93,6 +123,17 @@ class Problem:
         if device == "cpu":
             return list(self.cpu_test_sizes or self.test_sizes)
         return list(self.test_sizes) + list(self.bench_sizes)
+
+
+def format_size(size: Any) -> str:
+    """1,000,003 for a length; 4096x4096 for a shape; options after the shape: 4x32x4096x128 causal."""
+    if isinstance(size, int):
+        return f"{size:,}"
+    if isinstance(size, tuple):
+        dims = [str(d) for d in size if isinstance(d, int) and not isinstance(d, bool)]
+        options = [str(d) for d in size if isinstance(d, str)] + ["causal" for d in size if d is True]
+        return " ".join(["x".join(dims), *options]).strip()
+    return str(size)
 
 
 _REGISTRY: dict[str, Problem] = {}

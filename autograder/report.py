@@ -55,23 +55,7 @@ def text(result: dict, part: str = "all") -> str:
     speed = result.get("speed", []) if part != "correctness" else []
     scale = getattr(problem, "speed_scale", None)
     if speed and "copy_fraction" in speed[0]:
-        metric = result.get("speed_metric", {})
-        headline = ""
-        if metric:
-            value = metric["value"]
-            headline = f"{value:.0%} of copy bandwidth" if metric["name"] == "copy_fraction" else f"{value:.2f}x {problem.library_name}"
-        lines.append(f"Speed ({result.get('speed_points', 0):g} / {problem.speed_points:g}): {headline} ({scale.describe()})")
-        copy = result.get("ceilings", {}).get("copy", {}).get("bytes_per_s")
-        if copy:
-            lines.append(f"  this GPU's measured copy bandwidth: {_fmt_bw(copy)}")
-        lines.append(f"  {'size':>12}  {'yours (ms)':>16}  {'bandwidth':>11}  {'of copy':>7}  {'of roofline':>11}  {problem.library_name + ' (ms)':>16}  {'ratio':>6}")
-        for row in speed:
-            c, lib = row["candidate"], row["library"]
-            lines.append(
-                f"  {_size(row['size']):>12}  {c['median_ms']:>8.4f} ± {c['stderr_ms']:.4f}  {_fmt_bw(row['bandwidth']):>11}  "
-                f"{row['copy_fraction']:>7.0%}  {row['roofline_fraction']:>11.0%}  {lib['median_ms']:>16.4f}  {row['ratio']:>5.2f}x"
-            )
-        lines.append(f"  median of {speed[0]['candidate']['calls']}+ calls per size, each with fresh inputs and a flushed L2")
+        lines.extend(_speed_lines(problem, result, speed, scale))
     elif result.get("speed_note") and part != "correctness":
         lines.append(f"Speed: {result['speed_note']}")
     honesty = result.get("honesty")
@@ -89,6 +73,51 @@ def text(result: dict, part: str = "all") -> str:
     return "\n".join(lines)
 
 
+def _fmt_flops(flop_per_s: float) -> str:
+    return f"{flop_per_s / 1e12:,.1f} TFLOP/s"
+
+
+def _speed_lines(problem, result: dict, speed: list, scale) -> list[str]:
+    """Per benchmark size: time, the physical rate (GB/s for a memory-bound task, TFLOP/s for a
+    compute-bound one), its fraction of this GPU's ceiling and roofline, and the library's time."""
+    metric = result.get("speed_metric", {})
+    headline = ""
+    if metric:
+        value = metric["value"]
+        headline = f"{value:.0%} of copy bandwidth" if metric["name"] == "copy_fraction" else f"{value:.2f}x {problem.library_name}"
+    lines = [f"Speed ({result.get('speed_points', 0):g} / {problem.speed_points:g}): {headline} ({scale.describe()})"]
+    ceilings = result.get("ceilings", {})
+    copy = ceilings.get("copy", {}).get("bytes_per_s")
+    compute_bound = problem.speed_scale.metric == "library_ratio" and speed[0].get("intensity", 0) * (copy or 0) > speed[0].get("peak_flop_per_s", float("inf")) * 0.5
+    if copy:
+        lines.append(f"  this GPU's measured copy bandwidth: {_fmt_bw(copy)}")
+    if compute_bound and speed[0].get("peak_flop_per_s"):
+        lines.append(f"  this GPU's measured {problem.compute_dtype} matmul rate: {_fmt_flops(speed[0]['peak_flop_per_s'])}")
+    rate_name, ceiling_name = ("TFLOP/s", "of peak") if compute_bound else ("bandwidth", "of copy")
+    extras = list((speed[0].get("extra_libraries") or {}).keys())
+    header = f"  {'size':>14}  {'yours (ms)':>17}  {rate_name:>13}  {ceiling_name:>7}  {'of roofline':>11}  {problem.library_name + ' (ms)':>16}  {'ratio':>6}"
+    for name in extras:
+        header += f"  {name + ' (ms)':>16}  {'ratio':>6}"
+    lines.append(header)
+    for row in speed:
+        c, lib = row["candidate"], row["library"]
+        label = row.get("size_label") or _size(row["size"])
+        if compute_bound:
+            rate, fraction = _fmt_flops(row["flop_per_s"]), row["flop_per_s"] / row["peak_flop_per_s"]
+        else:
+            rate, fraction = _fmt_bw(row["bandwidth"]), row["copy_fraction"]
+        line = (
+            f"  {label:>14}  {c['median_ms']:>8.4f} ± {c['stderr_ms']:.4f}  {rate:>13}  "
+            f"{fraction:>7.0%}  {row['roofline_fraction']:>11.0%}  {lib['median_ms']:>16.4f}  {row['ratio']:>5.2f}x"
+        )
+        for name in extras:
+            extra = row["extra_libraries"][name]
+            line += f"  {extra['median_ms']:>16.4f}  {extra.get('ratio', float('nan')):>5.2f}x"
+        lines.append(line)
+    lines.append(f"  median of {speed[0]['candidate']['calls']}+ calls per size, each with fresh inputs and a flushed L2")
+    return lines
+
+
 def roofline_png(result: dict) -> bytes | None:
     """The learner's kernel and the library's on this GPU's measured roofline, as PNG bytes."""
     speed = result.get("speed", [])
@@ -103,14 +132,17 @@ def roofline_png(result: dict) -> bytes | None:
     problem = problem_mod.get(result["problem"])
     copy_bw = ceilings["copy"]["bytes_per_s"]
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
-    xs = [2.0**k for k in range(-6, 12)]
+    xs = roofline_grid(ceilings, [row["intensity"] for row in speed])
     ax.loglog(xs, [copy_bw * x for x in xs], color="0.5", lw=1)
-    for dtype, style in (("float32", "-"), ("bfloat16", "--"), ("float16", "--")):
+    from . import ceilings as ceilings_mod
+
+    for dtype, style in (("float32", "-"), ("tf32", ":"), ("bfloat16", "--"), ("float16", "--"), ("float8_e4m3fn", "-.")):
         if dtype in ceilings.get("matmul", {}):
             peak = ceilings["matmul"][dtype]["flop_per_s"]
             ridge = peak / copy_bw
             ax.loglog([ridge, xs[-1]], [peak, peak], "k" + style, lw=1, label=f"{dtype} matmul peak {peak / 1e12:,.0f} TFLOP/s")
-    ax.loglog(xs, [min(copy_bw * x, ceilings["matmul"]["float32"]["flop_per_s"]) for x in xs], "k-", lw=1.5, label=f"copy bandwidth {copy_bw / 1e9:,.0f} GB/s")
+    roof = ceilings_mod.compute_peak(ceilings, problem.compute_dtype)
+    ax.loglog(xs, [min(copy_bw * x, roof) for x in xs], "k-", lw=1.5, label=f"copy bandwidth {copy_bw / 1e9:,.0f} GB/s")
     for row in speed:
         ax.loglog(row["intensity"], row["flop_per_s"], "o", color="tab:orange", ms=8)
         ax.loglog(row["intensity"], row["library_flop_per_s"], "s", color="tab:blue", ms=7, mfc="none")
@@ -126,6 +158,19 @@ def roofline_png(result: dict) -> bytes | None:
     fig.savefig(buffer, format="png")
     plt.close(fig)
     return buffer.getvalue()
+
+
+def roofline_grid(ceilings: dict, intensities: list[float]) -> list[float]:
+    """Intensities to draw the roofline at: powers of two spanning the measured points and every
+    ridge point, with the ridge points themselves included so each corner is drawn exactly."""
+    import math
+
+    copy_bw = ceilings["copy"]["bytes_per_s"]
+    ridges = [m["flop_per_s"] / copy_bw for m in ceilings.get("matmul", {}).values()]
+    finite = [x for x in [*intensities, *ridges] if x > 0 and math.isfinite(x)]
+    low = math.floor(math.log2(min([1 / 64, *finite]))) - 1
+    high = math.ceil(math.log2(max([2048, *finite]))) + 1
+    return sorted({2.0**k for k in range(low, high + 1)} | set(ridges))
 
 
 def show(result: dict, part: str = "all") -> None:

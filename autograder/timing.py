@@ -17,12 +17,12 @@ import os
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import torch
 
-from . import arrays, checking
+from . import arrays, ceilings, checking
 
 MIN_CALLS = 10
 MAX_CALLS = 100
@@ -68,6 +68,7 @@ class SpeedResult:
     flops: float
     floor_ms: float
     wrong_timed_outputs: int
+    extra_libraries: dict = field(default_factory=dict)
 
     @property
     def bandwidth(self) -> float:
@@ -197,8 +198,17 @@ def refill(inputs: dict, generator: torch.Generator) -> None:
             value.normal_(generator=generator)
 
 
-def measure(problem, fn: Callable, size: Any, seed: int, floor_bandwidth: float, budget_s: float = 20.0) -> SpeedResult:
-    """Time the learner's function and the library, alternating, on fresh inputs every call."""
+def floor_ms(problem, size: Any, entry: dict) -> float:
+    """The physical floor of one call: its bytes at this GPU's copy bandwidth or its FLOPs at the
+    measured matmul rate of the task's dtype, whichever takes longer."""
+    memory_s = float(problem.bytes_moved(size)) / ceilings.copy_bandwidth(entry)
+    compute_s = float(problem.flops(size)) / ceilings.compute_peak(entry, problem.compute_dtype)
+    return max(memory_s, compute_s) * 1e3
+
+
+def measure(problem, fn: Callable, size: Any, seed: int, entry: dict, budget_s: float = 20.0) -> SpeedResult:
+    """Time the learner's function and the library (and any extra baselines), alternating, on
+    fresh inputs every call. ``entry`` is this GPU's measured ceilings (autograder.ceilings.load())."""
     device = "cuda"
     inputs = problem.make_inputs(size, seed, device)
     args = [arrays.to_learner(v, problem.language) for v in inputs.values()]
@@ -213,13 +223,17 @@ def measure(problem, fn: Callable, size: Any, seed: int, floor_bandwidth: float,
     del reference
 
     timer = Timer()
+    extras = list(problem.extra_libraries)
     for _ in range(3):
         fn(*args)
         problem.library(**inputs)
+        for _, extra in extras:
+            extra(**inputs)
     _DEVICE_SYNC()
 
     candidate_ms: list[float] = []
     library_ms: list[float] = []
+    extra_ms: dict[str, list[float]] = {name: [] for name, _ in extras}
     wrong = 0
     started = time.perf_counter()
     while len(candidate_ms) < MAX_CALLS:
@@ -235,6 +249,9 @@ def measure(problem, fn: Callable, size: Any, seed: int, floor_bandwidth: float,
         del raw, expected
         elapsed, _ = timer.time_call(lambda: problem.library(**inputs))
         library_ms.append(elapsed)
+        for name, extra in extras:
+            elapsed, _ = timer.time_call(lambda extra=extra: extra(**inputs))
+            extra_ms[name].append(elapsed)
         spent = time.perf_counter() - started
         enough = len(candidate_ms) >= MIN_CALLS and sum(candidate_ms) * 1e-3 >= TIMED_SECONDS
         if enough or (len(candidate_ms) >= MIN_CALLS and spent > budget_s):
@@ -247,8 +264,9 @@ def measure(problem, fn: Callable, size: Any, seed: int, floor_bandwidth: float,
         library=Timing.of(library_ms),
         bytes_moved=bytes_moved,
         flops=float(problem.flops(size)),
-        floor_ms=bytes_moved / floor_bandwidth * 1e3,
+        floor_ms=floor_ms(problem, size, entry),
         wrong_timed_outputs=wrong,
+        extra_libraries={name: Timing.of(samples) for name, samples in extra_ms.items()},
     )
 
 

@@ -5,12 +5,15 @@ full marks for what is gradable here and an untouched exercise zero, with readab
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from autograder import problem as problem_mod
 
 ROOT = Path(__file__).resolve().parent.parent
 NBGRADER = [sys.executable, "-m", "nbgrader"]
@@ -30,14 +33,20 @@ def _run(args, cwd) -> subprocess.CompletedProcess:
     return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=900)
 
 
+GRADED_CALL = re.compile(r"autograder\.(grade_correctness|grade_speed|grade)\(\s*[\"']([\w.]+)[\"']")
+
+
 def _cells_gradable_here(nb: dict) -> dict:
-    """grade_id -> points this CPU machine can award: correctness of Triton exercises only."""
+    """grade_id -> points this CPU machine can award: correctness of Triton and pure-Python
+    exercises; nothing for CuPy exercises (they need a GPU) or for any speed cell."""
     gradable = {}
     for cell in nb["cells"]:
         meta = cell.get("metadata", {}).get("nbgrader", {})
         if meta.get("grade") and not meta.get("solution"):
-            src = "".join(cell["source"])
-            cpu_gradable = "grade_correctness" in src and '"act0.saxpy"' not in src
+            call = GRADED_CALL.search("".join(cell["source"]))
+            assert call, f"graded cell {meta['grade_id']} does not call the autograder"
+            part, name = call.groups()
+            cpu_gradable = part != "grade_speed" and not problem_mod.get(name).needs_gpu
             gradable[meta["grade_id"]] = meta["points"] if cpu_gradable else 0
     return gradable
 

@@ -1,0 +1,173 @@
+"""The grader beyond memory-bound vectors: shapes as sizes, ratios to a library as the speed scale,
+a FLOP floor from the measured matmul rate, extra baselines in the report, and kernels of the
+learner's that carry library-like names."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from autograder import benchmark, grading, honesty, report
+from autograder import problem as problem_mod
+from autograder.problem import LinearScale, Problem
+
+CEILINGS = {
+    "copy": {"bytes_per_s": 4.0e12},
+    "matmul": {"float32": {"flop_per_s": 50e12, "n": 4096}, "bfloat16": {"flop_per_s": 800e12, "n": 8192}},
+}
+
+
+def _matmul_problem() -> Problem:
+    def make_inputs(size, seed, device):
+        m, n, k, dtype = size
+        g = torch.Generator(device=device).manual_seed(seed)
+        return {"a": torch.randn(m, k, generator=g, device=device).to(getattr(torch, dtype)), "b": torch.randn(k, n, generator=g, device=device).to(getattr(torch, dtype))}
+
+    return Problem(
+        name="test.matmul",
+        title="A compute-bound test problem",
+        notebook="test/matmul",
+        function="matmul",
+        language="triton",
+        make_inputs=make_inputs,
+        reference=lambda a, b: a.double() @ b.double(),
+        library=lambda a, b: a @ b,
+        library_name="torch.matmul",
+        bytes_moved=lambda s: 2.0 * (s[0] * s[2] + s[2] * s[1] + s[0] * s[1]),
+        flops=lambda s: 2.0 * s[0] * s[1] * s[2],
+        test_sizes=((127, 129, 131, "bfloat16"),),
+        bench_sizes=((4096, 4096, 4096, "bfloat16"), (8192, 8192, 8192, "bfloat16")),
+        speed_scale=LinearScale(metric="library_ratio", zero_at=0.3, full_at=0.8),
+        compute_dtype="bfloat16",
+        solution_target=0.95,
+        extra_libraries=(("other library", lambda a, b: a @ b),),
+    )
+
+
+@pytest.fixture
+def matmul(monkeypatch):
+    p = _matmul_problem()
+    monkeypatch.setitem(problem_mod._REGISTRY, p.name, p)
+    return p
+
+
+def _row(p, size, tflops, library_tflops, extra_tflops):
+    flops = p.flops(size)
+    ms = flops / (tflops * 1e12) * 1e3
+    library_ms = flops / (library_tflops * 1e12) * 1e3
+    extra_ms = flops / (extra_tflops * 1e12) * 1e3
+    bytes_moved = p.bytes_moved(size)
+    floor_ms = max(bytes_moved / CEILINGS["copy"]["bytes_per_s"], flops / 800e12) * 1e3
+    return {
+        "size": repr(size),
+        "candidate": {"median_ms": ms, "stderr_ms": ms / 100, "calls": 20},
+        "library": {"median_ms": library_ms, "stderr_ms": library_ms / 100, "calls": 20},
+        "extra_libraries": {"other library": {"median_ms": extra_ms, "stderr_ms": 0.0, "calls": 20}},
+        "bytes_moved": bytes_moved,
+        "flops": flops,
+        "floor_ms": floor_ms,
+        "wrong_timed_outputs": 0,
+        "bandwidth": bytes_moved / (ms * 1e-3),
+        "library_bandwidth": bytes_moved / (library_ms * 1e-3),
+        "ratio": library_ms / ms,
+    }
+
+
+def _result(p, rows):
+    return {
+        "problem": p.name,
+        "status": "PASS",
+        "cases": [{"size": repr(p.test_sizes[0]), "passed": True}],
+        "speed": rows,
+        "ceilings": CEILINGS,
+        "device_name": "a test GPU",
+        "honesty": {"ok": True, "message": "kernels launched: matmul_kernel"},
+    }
+
+
+def test_sizes_print_as_shapes_with_their_options():
+    assert problem_mod.format_size(1_000_003) == "1,000,003"
+    assert problem_mod.format_size((4096, 8192)) == "4096x8192"
+    assert problem_mod.format_size((4, 32, 4096, 128, True)) == "4x32x4096x128 causal"
+    assert problem_mod.format_size((4, 32, 4096, 128, False)) == "4x32x4096x128"
+    assert problem_mod.format_size((512, 512, 512, "bfloat16")) == "512x512x512 bfloat16"
+
+
+def test_a_library_ratio_scale_grades_the_geometric_mean_ratio(matmul):
+    rows = [_row(matmul, s, 600, 700, 650) for s in matmul.bench_sizes]
+    result = grading.score(matmul, _result(matmul, rows), "cuda")
+    assert result["status"] == "PASS"
+    assert result["speed_metric"]["value"] == pytest.approx(600 / 700)
+    assert result["speed_points"] == pytest.approx(2.0)
+    assert rows[0]["size_label"] == "4096x4096x4096 bfloat16"
+    assert rows[0]["extra_libraries"]["other library"]["ratio"] == pytest.approx(600 / 650)
+    assert rows[0]["flop_per_s"] / rows[0]["peak_flop_per_s"] == pytest.approx(600 / 800)
+
+
+def test_a_time_below_the_flop_floor_is_rejected(matmul):
+    rows = [_row(matmul, s, 1200, 700, 650) for s in matmul.bench_sizes]
+    result = grading.score(matmul, _result(matmul, rows), "cuda")
+    assert result["status"] == "REJECT"
+    assert "physical floor" in result["message"] and result["points"] == 0
+
+
+def test_the_report_of_a_compute_bound_kernel_is_in_tflops_with_every_baseline(matmul):
+    rows = [_row(matmul, s, 600, 700, 650) for s in matmul.bench_sizes]
+    text = report.text(grading.score(matmul, _result(matmul, rows), "cuda"))
+    assert "TFLOP/s" in text and "600.0 TFLOP/s" in text
+    assert "of peak" in text and "75%" in text
+    assert "other library (ms)" in text and "0.92x" in text
+    assert "8192x8192x8192 bfloat16" in text
+    assert report.roofline_png(_result(matmul, rows)) is not None
+
+
+def test_solution_targets_are_checked_on_the_scale_metric_and_the_library_ratio(matmul, monkeypatch):
+    assert matmul.solution_shortfalls({"ratio": 0.97}) == []
+    assert "0.90x torch.matmul, target 0.95x" in matmul.solution_shortfalls({"ratio": 0.90})[0]
+    reduction = problem_mod.get("act0.vector_add")
+    monkeypatch.setattr(reduction, "solution_library_ratio", 1.0)
+    assert reduction.solution_shortfalls({"copy_fraction": 0.95, "ratio": 1.01}) == []
+    missed = reduction.solution_shortfalls({"copy_fraction": 0.80, "ratio": 0.99})
+    assert len(missed) == 2 and "80.0% of copy bandwidth, target 90%" in missed[0] and "0.99x" in missed[1]
+
+
+def test_the_benchmark_table_marks_a_missed_target(matmul):
+    rows = [_row(matmul, s, 600, 700, 650) for s in matmul.bench_sizes]
+    result = grading.score(matmul, _result(matmul, rows), "cuda")
+    meta = {"device_name": "a test GPU", "date": "2026-11-22", "versions": {}, "copy_bandwidth": 4.0e12}
+    table = benchmark._markdown("test", [result], meta)
+    assert "600.0 TFLOP/s" in table and "75.0% of matmul peak" in table
+    assert "no: 0.86x torch.matmul, target 0.95x" in table
+    assert "other library" in table
+
+
+def test_the_roofline_grid_contains_every_ridge_point_and_every_measured_point():
+    grid = report.roofline_grid(CEILINGS, [1 / 12, 3000.0])
+    assert 50e12 / 4.0e12 in grid and 800e12 / 4.0e12 in grid
+    assert grid[0] < 1 / 12 and grid[-1] > 3000.0
+
+
+def test_kernels_the_learner_defines_are_theirs_even_with_library_like_names():
+    code = '''
+import triton
+
+@triton.autotune(configs=[], key=["n"])
+@triton.jit
+def flash_attention_kernel(q_ptr, n):
+    pass
+
+SOURCE = r"""
+extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(const float* a) {}
+extern "C" __global__ void nvjet_hsh_256x128(const float* a) {}
+"""
+'''
+    own = honesty.own_kernel_names(code)
+    assert own == {"flash_attention_kernel", "sgemm_vectorized"}
+    assert honesty.judge(["flash_attention_kernel"], (), own)[0]
+    assert honesty.judge(["_Z16sgemm_vectorizedPKf"], (), own)[0]
+    assert honesty.judge(["sgemm_vectorized(float const*)"], (), own)[0]
+    # Not defined by the learner: the same names are library kernels.
+    assert not honesty.judge(["flash_attention_kernel"], ())[0]
+    # A library kernel stays a library kernel even when the learner declares one of that name.
+    assert not honesty.judge(["nvjet_hsh_256x128_64x4_1x2_h_bz_coopB_NNT"], (), own)[0]
+    assert not honesty.judge(["sgemm_vectorized", "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm>(Params)"], (), own)[0]
