@@ -50,6 +50,8 @@ def doctor(args) -> int:
     for p in problem_mod.all_problems():
         if problem_mod.is_exact(p):
             how = f"exact answers, fully graded here ({p.max_points:g} points)"
+        elif problem_mod.is_measured(p):
+            how = "your timings against the grader's own" if device == "cuda" else "needs a GPU (measures this GPU)"
         elif device == "cuda":
             how = f"correctness + speed ({p.speed_scale.describe()})"
         elif p.needs_gpu:

@@ -89,7 +89,7 @@ def score(problem, result: dict, device: str) -> dict:
     result["max_points_here"] = problem.correctness_points + (problem.speed_points if device == "cuda" else 0.0)
     correct_points = speed_points = 0.0
     result["speed_note"] = ""
-    if problem_mod.is_exact(problem):
+    if not problem_mod.has_speed_grade(problem):
         result["correctness_points"] = problem.correctness_points if result["status"] == "PASS" else 0.0
         result["speed_points"] = 0.0
         result["points"] = result["correctness_points"]
@@ -145,7 +145,7 @@ def needs_gpu_result(problem) -> dict:
     return {
         "problem": problem.name,
         "status": "NEEDS GPU",
-        "message": f"{problem.title} runs CuPy kernels, which need an NVIDIA GPU; open this notebook in Colab with a GPU runtime",
+        "message": f"{problem.title} {getattr(problem, 'needs_gpu_reason', 'runs CuPy kernels, which need an NVIDIA GPU')}; open this notebook in Colab with a GPU runtime",
         "cases": [],
         "speed": [],
     }

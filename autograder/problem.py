@@ -209,3 +209,12 @@ class ExactProblem:
 
 def is_exact(problem) -> bool:
     return getattr(problem, "exact", False)
+
+
+def is_measured(problem) -> bool:
+    """Graded against the grader's own measurement on this GPU (autograder.measured)."""
+    return getattr(problem, "measured", False)
+
+
+def has_speed_grade(problem) -> bool:
+    return not is_exact(problem) and not is_measured(problem)

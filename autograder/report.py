@@ -34,7 +34,7 @@ def text(result: dict, part: str = "all") -> str:
         passed = sum(1 for c in cases if c.get("passed"))
         lines.append("")
         lines.append(f"Correctness ({result.get('correctness_points', 0):g} / {problem.correctness_points:g}): {passed} of {len(cases)} cases correct" + (f" on {where}" if where else ""))
-        if problem_mod.is_exact(problem):
+        if not problem_mod.has_speed_grade(problem):
             for case in cases:
                 lines.append(f"  {'ok   ' if case.get('passed') else 'WRONG'}  {case['size']}")
                 if case.get("message"):

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import random
 
+from .. import exact
+from ..measured import TIME_AGREEMENT, MeasuredOp, MeasuredProblem, agree, ms
 from ..problem import ExactProblem, register
 
 DTYPE_BYTES = (1, 2, 4, 8)
@@ -241,3 +243,153 @@ _register("act2.classify_regime", "Compute, memory or overhead bound", ROOFLINE,
 _register("act2.kv_cache_bytes", "KV-cache bytes", INFERENCE, "kv_cache_bytes", _kv_cases, kv_cache_bytes)
 _register("act2.max_batch", "The largest batch that fits", INFERENCE, "max_batch", _max_batch_cases, max_batch)
 _register("act2.decode_tokens_per_s", "The decode tokens/s bound", INFERENCE, "decode_tokens_per_s_bound", _decode_cases, decode_tokens_per_s_bound)
+
+
+# --- Measured on this GPU: the learner's timings against the grader's own -----------------------
+
+
+def _tensor_ops(device: str):
+    """The operations the learner times, built lazily on the device. On a GPU they are big enough to
+    take 0.1 ms or more (far above timer resolution); on a CPU (the grader's own tests) smaller."""
+    import torch
+
+    generator = torch.Generator(device=device).manual_seed(random.SystemRandom().getrandbits(62))
+
+    def randn(*shape, dtype=torch.float32):
+        return torch.randn(*shape, generator=generator, device=device, dtype=torch.float32).to(dtype)
+
+    def fp32_matmul(a, b):
+        # The fp32 ceiling is measured with TF32 off; the operation must run the same way.
+        previous = torch.backends.cuda.matmul.allow_tf32
+        torch.backends.cuda.matmul.allow_tf32 = False
+        try:
+            return a @ b
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = previous
+
+    return torch, randn, fp32_matmul
+
+
+def _point_ops(device: str) -> list:
+    torch, randn, fp32_matmul = _tensor_ops(device)
+    gpu = device == "cuda"
+    n = 1 << 26 if gpu else 1 << 22
+    rows, cols = (8192, 8192) if gpu else (1024, 2048)
+    size = 4096 if gpu else 384
+    x, y = randn(n), randn(n)
+    s = randn(rows, cols)
+    a, b = randn(size, size), randn(size, size)
+    ops = [
+        MeasuredOp(f"add of two {n:,}-element float32 vectors", lambda: torch.add(x, y), **_cost(elementwise_cost(n, 4, 2, 1))),
+        MeasuredOp(f"softmax of a {rows}x{cols} float32 matrix", lambda: torch.softmax(s, dim=-1), **_cost(softmax_cost(rows, cols, 4))),
+        MeasuredOp(f"float32 matmul {size}x{size}x{size} (TF32 off)", lambda: fp32_matmul(a, b), **_cost(matmul_cost(size, size, size, 4))),
+    ]
+    if gpu:
+        ah, bh = a.to(torch.bfloat16), b.to(torch.bfloat16)
+        ops.append(MeasuredOp(f"bfloat16 matmul {size}x{size}x{size}", lambda: ah @ bh, dtype="bfloat16", **_cost(matmul_cost(size, size, size, 2))))
+    return ops
+
+
+def _regime_ops(device: str) -> list:
+    """Each operation and its doubled twin get their own contiguous inputs, so the doubled one does
+    exactly twice the work and nothing else (no strided views, no copies)."""
+    torch, randn, fp32_matmul = _tensor_ops(device)
+    gpu = device == "cuda"
+    tiny = 4096 if gpu else 16
+    n = 1 << 25 if gpu else 1 << 22
+    rows, cols = (4096, 8192) if gpu else (512, 2048)
+    size = 2048 if gpu else 256
+
+    def add(count):
+        x, y = randn(count), randn(count)
+        return lambda: torch.add(x, y)
+
+    def softmax(count):
+        s = randn(count, cols)
+        return lambda: torch.softmax(s, dim=-1)
+
+    def matmul(m, k, dtype, multiply):
+        a, b = randn(m, k, dtype=dtype), randn(k, m, dtype=dtype)
+        return lambda: multiply(a, b)
+
+    ops = [
+        MeasuredOp(f"add of two {tiny:,}-element vectors (doubled: {2 * tiny:,})", add(tiny), doubled=add(2 * tiny), **_cost(elementwise_cost(tiny, 4, 2, 1))),
+        MeasuredOp(f"add of two {n:,}-element vectors (doubled: {2 * n:,})", add(n), doubled=add(2 * n), **_cost(elementwise_cost(n, 4, 2, 1))),
+        MeasuredOp(f"softmax of {rows}x{cols} (doubled: {2 * rows}x{cols})", softmax(rows), doubled=softmax(2 * rows), **_cost(softmax_cost(rows, cols, 4))),
+        MeasuredOp(
+            f"float32 matmul {size}x{size}x{size} (doubled: K = {2 * size})",
+            matmul(size, size, torch.float32, fp32_matmul),
+            doubled=matmul(size, 2 * size, torch.float32, fp32_matmul),
+            **_cost(matmul_cost(size, size, size, 4)),
+        ),
+    ]
+    if gpu:
+        big = 4096
+        ops.append(
+            MeasuredOp(
+                f"bfloat16 matmul {big}x{big}x{big} (doubled: K = {2 * big})",
+                matmul(big, big, torch.bfloat16, torch.matmul),
+                doubled=matmul(big, 2 * big, torch.bfloat16, torch.matmul),
+                dtype="bfloat16",
+                **_cost(matmul_cost(big, big, big, 2)),
+            )
+        )
+    return ops
+
+
+def _cost(cost: dict) -> dict:
+    return {"flops": float(cost["flops"]), "bytes_moved": float(cost["bytes"])}
+
+
+def judge_point(got, op: MeasuredOp, peak: float, bandwidth: float, seconds: dict) -> tuple[bool, str]:
+    """The learner's point is roofline_point's dict plus the "seconds" they measured; it must agree
+    with the grader's time and be consistent with that time."""
+    mine = seconds["once"]
+    if not isinstance(got, dict) or "seconds" not in got:
+        return False, f"returned {type(got).__name__}; expected roofline_point's dict plus the 'seconds' you measured"
+    if not agree(got["seconds"], mine):
+        return False, (
+            f"you measured {ms(got['seconds'])}, the grader measured {ms(mine)} (allowed: within a factor of {TIME_AGREEMENT}); "
+            "warm up first, synchronise before reading the clock, flush the L2, report the median of one call"
+        )
+    expected = dict(roofline_point(op.flops, op.bytes_moved, got["seconds"], peak, bandwidth), seconds=got["seconds"])
+    wrong = exact.mismatch(got, expected, rel_tol=1e-6)
+    if wrong:
+        return False, wrong + " (from your own measured seconds)"
+    return True, f"{ms(got['seconds'])} (grader: {ms(mine)}), {expected['achieved_flops'] / 1e12:,.2f} TFLOP/s, {expected['fraction_of_roof']:.0%} of the roof"
+
+
+def judge_regime(got, op: MeasuredOp, peak: float, bandwidth: float, seconds: dict) -> tuple[bool, str]:
+    """The learner's regime against the one the grader's own two timings give by the same rule."""
+    expected = classify_regime(op.flops, op.bytes_moved, seconds["once"], seconds["doubled"], peak, bandwidth)
+    evidence = (
+        f"grader measured {ms(seconds['once'])}, doubled {ms(seconds['doubled'])}; "
+        f"intensity {op.flops / op.bytes_moved:,.2f}, ridge {peak / bandwidth:,.1f} FLOP/B"
+    )
+    if got != expected:
+        return False, f"you said {got!r}, the grader's measurement says {expected!r} ({evidence})"
+    return True, f"{expected} ({evidence})"
+
+
+register(
+    MeasuredProblem(
+        name="act2.measure_point",
+        title="Your GPU's roofline: measured points",
+        notebook=ROOFLINE,
+        function="measure_point",
+        arguments=("op", "flops", "bytes_moved", "peak_flops", "bandwidth"),
+        make_ops=_point_ops,
+        judge=judge_point,
+    )
+)
+register(
+    MeasuredProblem(
+        name="act2.classify_op",
+        title="Regimes of measured operations",
+        notebook=ROOFLINE,
+        function="classify_op",
+        arguments=("op", "op_doubled", "flops", "bytes_moved", "peak_flops", "bandwidth"),
+        make_ops=_regime_ops,
+        judge=judge_regime,
+    )
+)
