@@ -69,19 +69,21 @@ def sgemm_library(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     """cuBLAS SGEMM with true float32 arithmetic: TF32 (10-bit mantissa tensor cores) switched off
     for this call and the previous setting restored, whatever it was."""
     matmul = torch.backends.cuda.matmul
-    previous = matmul.fp32_precision if hasattr(matmul, "fp32_precision") else None
+    if hasattr(matmul, "fp32_precision"):
+        # torch >= 2.9: the new flag only; reading the legacy allow_tf32 after the new API was used
+        # raises an error.
+        previous = matmul.fp32_precision
+        matmul.fp32_precision = "ieee"
+        try:
+            return torch.matmul(A, B)
+        finally:
+            matmul.fp32_precision = previous
     previous_tf32 = matmul.allow_tf32
+    matmul.allow_tf32 = False
     try:
-        if previous is not None:
-            matmul.fp32_precision = "ieee"
-        else:
-            matmul.allow_tf32 = False
         return torch.matmul(A, B)
     finally:
-        if previous is not None:
-            matmul.fp32_precision = previous
-        else:
-            matmul.allow_tf32 = previous_tf32
+        matmul.allow_tf32 = previous_tf32
 
 
 def sgemm_bytes(size) -> float:
