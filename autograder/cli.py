@@ -124,7 +124,7 @@ def grade(args) -> int:
 def bench(args) -> int:
     from . import benchmark
 
-    return benchmark.run(Path(args.solutions), Path(args.out))
+    return benchmark.run(Path(args.solutions), Path(args.out), Path(args.recorded) if args.recorded else None)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -142,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     b = sub.add_parser("bench", help="time the reference solutions and write results/")
     b.add_argument("--solutions", default=str(REPO_ROOT / "solutions"))
     b.add_argument("--out", default=str(REPO_ROOT / "results"))
+    b.add_argument("--from", dest="recorded", help="build the tables from the results the solution notebooks recorded (AUTOGRADER_RESULTS_DIR) instead of grading again")
     b.set_defaults(func=bench)
     args = parser.parse_args(argv)
     return args.func(args)

@@ -171,3 +171,36 @@ extern "C" __global__ void nvjet_hsh_256x128(const float* a) {}
     # A library kernel stays a library kernel even when the learner declares one of that name.
     assert not honesty.judge(["nvjet_hsh_256x128_64x4_1x2_h_bz_coopB_NNT"], (), own)[0]
     assert not honesty.judge(["sgemm_vectorized", "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm>(Params)"], (), own)[0]
+
+
+def test_the_benchmark_builds_its_tables_from_recorded_gradings(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    vector_add = problem_mod.get("act0.vector_add")
+    n = vector_add.bench_sizes[0]
+    ms = vector_add.bytes_moved(n) / (0.95 * 4.0e12) * 1e3
+    row = {
+        "size": n,
+        "candidate": {"median_ms": ms, "stderr_ms": ms / 100, "calls": 20},
+        "library": {"median_ms": ms, "stderr_ms": ms / 100, "calls": 20},
+        "bytes_moved": vector_add.bytes_moved(n),
+        "flops": vector_add.flops(n),
+        "floor_ms": vector_add.bytes_moved(n) / 4.0e12 * 1e3,
+        "wrong_timed_outputs": 0,
+        "bandwidth": vector_add.bytes_moved(n) / (ms * 1e-3),
+        "library_bandwidth": vector_add.bytes_moved(n) / (ms * 1e-3),
+        "ratio": 1.0,
+    }
+    result = {"problem": vector_add.name, "status": "PASS", "cases": [{"size": 1, "passed": True}], "speed": [row], "ceilings": CEILINGS,
+              "device_name": "a test GPU", "versions": {"python": "3.12"}, "honesty": {"ok": True, "message": "kernels launched: add_kernel"}}
+    recorded = tmp_path / "graded"
+    monkeypatch.setenv(grading.RESULTS_DIR_VARIABLE, str(recorded))
+    grading._record(grading.score(vector_add, result, "cuda"))
+    out = tmp_path / "results"
+    root = Path(__file__).resolve().parent.parent
+    assert benchmark.run(root / "solutions", out, recorded) == 1  # the other exercises have no recorded grading
+    table = (out / "act0.md").read_text()
+    assert "a test GPU" in table
+    assert "| `act0.vector_add` | 33,554,432 |" in table and "95.0% of copy" in table and "| yes |" in table
+    assert "no graded result was recorded" in table
+    assert (out / "bench-a-test-gpu.json").exists() and (out / "act0.vector_add-roofline.png").exists()

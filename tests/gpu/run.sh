@@ -35,20 +35,30 @@ pack() {
   tar -czf "$OUT/gpu-results.tar.gz.tmp" -C "$WORK" --exclude=cache . && mv "$OUT/gpu-results.tar.gz.tmp" "$OUT/gpu-results.tar.gz"
 }
 
+# STEPS picks the steps (a 10-minute call cannot always hold them all): doctor always runs first.
+STEPS="${STEPS:-bench book notebooks adversarial}"
+has() { [[ " $STEPS " == *" $1 "* ]]; }
 DEADLINE=$((SECONDS + ${TOTAL_S:-560}))
 step doctor "$PY" -m autograder doctor --remeasure
-[ -z "${TUNE:-}" ] || step tune "$PY" tests/gpu/tune_act0.py
-[ -n "${SKIP_BENCH:-}" ] || step bench "$PY" -m autograder bench --out "$WORK/results"
+if has tune; then
+  for script in tests/gpu/tune_*.py; do
+    step "tune-$(basename "$script" .py)" timeout "${TUNE_S:-150}" "$PY" "$script"
+  done
+fi
+# Without the notebooks step, the benchmark grades every solution itself.
+has bench && ! has notebooks && step bench "$PY" -m autograder bench --out "$WORK/results"
 # The book's demo notebooks, executed here; their executed copies are committed over book/.
-[ -n "${SKIP_BOOK:-}" ] || step book-demos timeout 300 "$PY" tests/gpu/execute_book.py "$WORK/book"
+has book && step book-demos timeout 300 "$PY" tests/gpu/execute_book.py "$WORK/book"
 # pytest-timeout (in the GPU image) names the test and the line where anything hangs. Timing-sensitive
 # tests run one at a time; the adversarial verdicts, which only need the right verdict, run four at a
 # time (pytest-xdist); the stability runs (STABILITY=1) come last and get whatever time is left.
 PYTEST=("$PY" -m pytest -p no:cacheprovider -o addopts="" -rfE --timeout=150)
-step pytest-gpu timeout 240 "${PYTEST[@]}" -m gpu -v --durations=8 -k "not test_verdict_on_gpu and not stability" tests
+has notebooks && step pytest-gpu timeout "${NOTEBOOKS_S:-400}" "${PYTEST[@]}" -m gpu -v --durations=12 -k "not test_verdict_on_gpu and not stability" tests
+# With it, the benchmark tables are built from the gradings the solution notebooks just received.
+has bench && has notebooks && step bench "$PY" -m autograder bench --from "$WORK/graded" --out "$WORK/results"
 # -v prints each verdict as it finishes, so a step cut off by its limit still names its failures.
-step pytest-adversarial-gpu timeout 300 "${PYTEST[@]}" -m gpu -n 4 -v -k test_verdict_on_gpu tests/adversarial
-if [ -n "${STABILITY:-}" ]; then
+has adversarial && step pytest-adversarial-gpu timeout "${ADVERSARIAL_S:-300}" "${PYTEST[@]}" -m gpu -n "${ADVERSARIAL_N:-6}" -v -k test_verdict_on_gpu tests/adversarial
+if [ -n "${STABILITY:-}" ] || has stability; then
   left=$((DEADLINE - SECONDS))
   step pytest-stability-gpu timeout "$left" "${PYTEST[@]}" --timeout="$left" -m gpu -q tests/gpu/test_stability_gpu.py
 fi
