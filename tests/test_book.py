@@ -135,3 +135,25 @@ def test_roofline_demo_runs_on_a_cpu_and_says_it_needs_a_gpu(tmp_path: Path) -> 
     assert not [o for o in outputs if o["output_type"] == "error"], "a cell raised on the CPU"
     printed = "".join("".join(o.get("text", "")) for o in outputs if o["output_type"] == "stream" and o.get("name") == "stdout")
     assert NO_GPU_SENTENCE in printed, f"the demo did not print the no-GPU sentence; it printed:\n{printed}"
+
+
+def test_sgemm_progression_demo_runs_on_a_cpu_and_says_it_needs_a_gpu(tmp_path: Path) -> None:
+    """The Act 4 SGEMM demo times the six reference kernels on a GPU in the project's GPU run. With
+    CUDA hidden it must still run to the end: print why nothing is measured, and print the memory
+    traffic model, which is arithmetic."""
+    demo = REPO_ROOT / "book" / "act4-kernels" / "sgemm-progression.ipynb"
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    script = REPO_ROOT / "tests" / "gpu" / "execute_book.py"
+    completed = subprocess.run(
+        [sys.executable, str(script), str(tmp_path), str(demo)],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+    log = completed.stdout + completed.stderr
+    assert completed.returncode == 0, f"execute_book.py failed (exit {completed.returncode}):\n{log[-4000:]}"
+    executed = json.loads((tmp_path / demo.relative_to(REPO_ROOT)).read_text(encoding="utf-8"))
+    outputs = [o for cell in executed["cells"] if cell["cell_type"] == "code" for o in cell.get("outputs", [])]
+    assert not [o for o in outputs if o["output_type"] == "error"], "a cell raised on the CPU"
+    printed = "".join("".join(o.get("text", "")) for o in outputs if o["output_type"] == "stream" and o.get("name") == "stdout")
+    assert "No CUDA GPU found: the SGEMM kernels are CUDA C, so the measurements are skipped here." in printed, printed
+    # The traffic model: 2 loads per FMA for steps 1-2, 1/64 for 128 x 128 tiles, 4.3 GB from L2 at 4096^3.
+    assert "vectorized" in printed and "0.0156" in printed and "4.3 GB" in printed, printed
