@@ -157,3 +157,24 @@ def test_sgemm_progression_demo_runs_on_a_cpu_and_says_it_needs_a_gpu(tmp_path: 
     assert "No CUDA GPU found: the SGEMM kernels are CUDA C, so the measurements are skipped here." in printed, printed
     # The traffic model: 2 loads per FMA for steps 1-2, 1/64 for 128 x 128 tiles, 4.3 GB from L2 at 4096^3.
     assert "vectorized" in printed and "0.0156" in printed and "4.3 GB" in printed, printed
+
+
+ATTENTION_DEMO = REPO_ROOT / "book" / "act4-kernels" / "attention-vs-library.ipynb"
+
+
+def test_attention_demo_runs_on_a_cpu_and_says_it_needs_a_gpu(tmp_path: Path) -> None:
+    """Act 4's attention benchmark is executed on a GPU by the project's GPU run; with CUDA hidden it
+    must still run to the end and say in plain words why nothing was measured."""
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    script = REPO_ROOT / "tests" / "gpu" / "execute_book.py"
+    completed = subprocess.run(
+        [sys.executable, str(script), str(tmp_path), str(ATTENTION_DEMO)],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+    log = completed.stdout + completed.stderr
+    assert completed.returncode == 0, f"execute_book.py failed (exit {completed.returncode}):\n{log[-4000:]}"
+    executed = json.loads((tmp_path / ATTENTION_DEMO.relative_to(REPO_ROOT)).read_text(encoding="utf-8"))
+    outputs = [o for cell in executed["cells"] if cell["cell_type"] == "code" for o in cell.get("outputs", [])]
+    assert not [o for o in outputs if o["output_type"] == "error"], "a cell raised on the CPU"
+    printed = "".join("".join(o.get("text", "")) for o in outputs if o["output_type"] == "stream" and o.get("name") == "stdout")
+    assert "No GPU here" in printed and "GiB of scores and probabilities" in printed, printed
