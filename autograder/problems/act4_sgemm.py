@@ -97,12 +97,14 @@ def sgemm_flops(size) -> float:
 
 
 # step name, title, benchmark sizes, speed scale (library_ratio: cuBLAS time / your time), target.
-# Expected ratios on an H100/H200 from the worklog's A6000 path (1%, 8%, 13%, 37%, 69%, 78% of
-# cuBLAS); full marks sit below what each step's reference solution reaches.
+# The worklog's path on an A6000 reached 1.3%, 8.5%, 13%, 37%, 69% and 78% of cuBLAS. cuBLAS gains
+# more than the early, cache-bound steps from an H100/H200 (it runs at about 76% of the FMA peak
+# there, 60% on the A6000), so the early ratios shrink by about a quarter; full marks sit below
+# what each step's reference solution reaches, and tests/gpu/tune_act4_sgemm.py measures both.
 STEPS = (
-    ("naive", "SGEMM step 1: naive", SMALL_BENCH, LinearScale("library_ratio", 0.002, 0.008), 0.008),
-    ("coalesced", "SGEMM step 2: global-memory coalescing", MEDIUM_BENCH, LinearScale("library_ratio", 0.01, 0.05), 0.05),
-    ("smem", "SGEMM step 3: shared-memory cache blocking", MEDIUM_BENCH, LinearScale("library_ratio", 0.02, 0.08), 0.08),
+    ("naive", "SGEMM step 1: naive", SMALL_BENCH, LinearScale("library_ratio", 0.0015, 0.006), 0.006),
+    ("coalesced", "SGEMM step 2: global-memory coalescing", MEDIUM_BENCH, LinearScale("library_ratio", 0.01, 0.04), 0.04),
+    ("smem", "SGEMM step 3: shared-memory cache blocking", MEDIUM_BENCH, LinearScale("library_ratio", 0.02, 0.07), 0.07),
     ("1d_tiling", "SGEMM step 4: 1-D block tiling", MEDIUM_BENCH, LinearScale("library_ratio", 0.05, 0.20), 0.20),
     ("2d_tiling", "SGEMM step 5: 2-D block tiling", LARGE_BENCH, LinearScale("library_ratio", 0.10, 0.40), 0.40),
     ("vectorized", "SGEMM step 6: vectorised memory access", LARGE_BENCH, LinearScale("library_ratio", 0.15, 0.55), FINAL_SOLUTION_TARGET),
