@@ -178,3 +178,42 @@ def test_attention_demo_runs_on_a_cpu_and_says_it_needs_a_gpu(tmp_path: Path) ->
     assert not [o for o in outputs if o["output_type"] == "error"], "a cell raised on the CPU"
     printed = "".join("".join(o.get("text", "")) for o in outputs if o["output_type"] == "stream" and o.get("name") == "stdout")
     assert "No GPU here" in printed and "GiB of scores and probabilities" in printed, printed
+
+
+HIERARCHY_DEMO = REPO_ROOT / "book" / "act1-hierarchy" / "measure-hierarchy.ipynb"
+
+
+def test_hierarchy_demo_runs_on_a_cpu_and_says_it_needs_a_gpu(tmp_path: Path) -> None:
+    """Act 1's measurements (occupancy, the L2 cliff, latencies, coalescing, bank conflicts) are
+    executed on a GPU by the project's GPU run; with CUDA hidden the notebook must still run to the
+    end and say why nothing was measured."""
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    script = REPO_ROOT / "tests" / "gpu" / "execute_book.py"
+    completed = subprocess.run(
+        [sys.executable, str(script), str(tmp_path), str(HIERARCHY_DEMO)],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+    log = completed.stdout + completed.stderr
+    assert completed.returncode == 0, f"execute_book.py failed (exit {completed.returncode}):\n{log[-4000:]}"
+    executed = json.loads((tmp_path / HIERARCHY_DEMO.relative_to(REPO_ROOT)).read_text(encoding="utf-8"))
+    outputs = [o for cell in executed["cells"] if cell["cell_type"] == "code" for o in cell.get("outputs", [])]
+    assert not [o for o in outputs if o["output_type"] == "error"], "a cell raised on the CPU"
+    printed = "".join("".join(o.get("text", "")) for o in outputs if o["output_type"] == "stream" and o.get("name") == "stdout")
+    assert NO_GPU_SENTENCE in printed, printed
+
+
+def test_act1_generations_table_agrees_with_the_exercise_spec_table() -> None:
+    """The ridge points the 1.5 page prints are the datasheet rate over the datasheet bandwidth, and
+    exercise 1.4's spec-table inputs reproduce the same peaks."""
+    from autograder.problems import act1
+
+    page = (REPO_ROOT / "book" / "act1-hierarchy" / "generations.md").read_text(encoding="utf-8")
+    row = next(line for line in page.splitlines() if line.startswith("| bf16 ridge point"))
+    printed = [int(cell) for cell in re.findall(r"\|\s*(\d+)\s*(?=\|)", row)]
+    expected = [round(act1.ridge_points(**act1.SPEC_TABLE[name])["bf16"]) for name in ("A100", "H100", "H200", "B200")]
+    assert printed == expected, (printed, expected)
+    toc = (REPO_ROOT / "_toc.yml").read_text(encoding="utf-8")
+    for page_name in ("index", "launch-mapping", "memory-hierarchy", "coalescing", "generations", "measure-hierarchy", "exercises"):
+        assert f"book/act1-hierarchy/{page_name}" in toc
+    for notebook in ("indexing_2d", "transpose", "reduction", "gpu_generations"):
+        assert f"exercises/act1-hierarchy/{notebook}" in toc

@@ -218,7 +218,7 @@ SPEC_TABLE = {
     "A100": dict(sms=108, clock_ghz=1.41, flops_per_clock_per_sm={"fp32": 128, "tf32": 1024, "bf16": 2048, "fp16": 2048, "int8": 4096}, bus_width_bits=5120, data_rate_gbps=2.43),
     "H100": dict(sms=132, clock_ghz=1.83, flops_per_clock_per_sm={"tf32": 2048, "bf16": 4096, "fp16": 4096, "fp8": 8192}, bus_width_bits=5120, data_rate_gbps=5.234),
     "H200": dict(sms=132, clock_ghz=1.83, flops_per_clock_per_sm={"tf32": 2048, "bf16": 4096, "fp16": 4096, "fp8": 8192}, bus_width_bits=6144, data_rate_gbps=6.25),
-    "B200": dict(sms=148, clock_ghz=1.86, flops_per_clock_per_sm={"bf16": 8192, "fp8": 16384, "fp4": 32768}, bus_width_bits=8192, data_rate_gbps=7.8125),
+    "B200": dict(sms=148, clock_ghz=1.856, flops_per_clock_per_sm={"bf16": 8192, "fp8": 16384, "fp4": 32768}, bus_width_bits=8192, data_rate_gbps=7.8125),
 }
 DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
 
