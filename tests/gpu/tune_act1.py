@@ -301,12 +301,12 @@ void sum_last_block_kernel(const float* __restrict__ x, float* __restrict__ part
 """
 
 
-def tune_reduction(timer, copy_bw, sms: int) -> None:
+def tune_reduction(timer, copy_bw, sms: int, threads_per_sm: int) -> None:
     print("\n== act1.reduction: sum of a float32 vector (nonzero mean), cupy.sum as the library")
     configs = [(threads, unroll) for threads in (256, 512, 1024) for unroll in (2, 4, 8)]
     modules = {}
     for threads, unroll in configs:
-        opts = (f"-DTHREADS={threads}", f"-DUNROLL={unroll}", f"-DMIN_BLOCKS={2048 // threads}")
+        opts = (f"-DTHREADS={threads}", f"-DUNROLL={unroll}", f"-DMIN_BLOCKS={max(1, threads_per_sm // threads)}")
         modules[(threads, unroll)] = cp.RawModule(code=REDUCTION_SOURCE, options=opts)
 
     def runner(threads, unroll, waves, finish):
@@ -317,7 +317,7 @@ def tune_reduction(timer, copy_bw, sms: int) -> None:
         def run(x):
             n = x.size
             n_vec4 = n // 4 if x.data.ptr % 16 == 0 else 0
-            blocks = max(1, min(waves * sms * (2048 // threads), -(-n // (4 * threads))))
+            blocks = max(1, min(waves * sms * (threads_per_sm // threads), -(-n // (4 * threads))))
             args = (cp.int64(n), cp.int64(n_vec4))
             if finish == "atomic":
                 out = cp.zeros((), dtype=cp.float32)
@@ -401,7 +401,7 @@ def main() -> None:
     print("columns: time, GB/s (minimum traffic), fraction of copy bandwidth, library time / this time, max error vs float64")
     tune_indexing(timer, copy_bw)
     tune_transpose(timer, copy_bw)
-    tune_reduction(timer, copy_bw, props.multi_processor_count)
+    tune_reduction(timer, copy_bw, props.multi_processor_count, props.max_threads_per_multi_processor)
     tune_solutions(timer, copy_bw)
     print(f"\n# done in {time.perf_counter() - started:.0f} s")
 
