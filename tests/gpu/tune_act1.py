@@ -401,7 +401,7 @@ def main() -> None:
     print("columns: time, GB/s (minimum traffic), fraction of copy bandwidth, library time / this time, max error vs float64")
     tune_indexing(timer, copy_bw)
     tune_transpose(timer, copy_bw)
-    tune_reduction(timer, copy_bw, props.multi_processor_count, props.max_threads_per_multi_processor)
+    tune_reduction(timer, copy_bw, props.multi_processor_count, getattr(props, "max_threads_per_multi_processor", 2048))
     tune_solutions(timer, copy_bw)
     print(f"\n# done in {time.perf_counter() - started:.0f} s")
 
