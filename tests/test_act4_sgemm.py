@@ -6,6 +6,7 @@ __syncthreads) against a float64 product on shapes with ragged edges on every si
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import hashlib
 import json
 import re
@@ -18,7 +19,7 @@ import numpy as np
 import pytest
 import torch
 
-from autograder import grading
+from autograder import checking, grading
 from autograder import problem as problem_mod
 from autograder.problems import act4_sgemm
 
@@ -142,6 +143,28 @@ def test_tolerance_separates_float32_orders_from_half_precision_inputs():
     allowed = act4_sgemm.TOLERANCE_FACTOR * library_error
     assert sequential_error < allowed / 1.5
     assert half_error > 3 * allowed
+
+
+def test_library_passes_and_wrong_answers_fail_at_every_test_size():
+    """The problem's own proof, with (M, N, K) sizes: cuBLAS's stand-in (torch on the CPU) passes;
+    zeros, a constant, the input A itself and another seed's product all fail."""
+    p = dataclasses.replace(problem_mod.get("act4.sgemm_vectorized"), language="python")
+
+    def other_seed(A, B):
+        other = p.make_inputs((A.shape[0], B.shape[1], A.shape[1]), 987654321, "cpu")
+        return p.library(**other)
+
+    wrong = {
+        "zeros": lambda A, B: torch.zeros(A.shape[0], B.shape[1]),
+        "constant": lambda A, B: torch.ones(A.shape[0], B.shape[1]),
+        "input itself": lambda A, B: A.clone(),
+        "another seed's answer": other_seed,
+    }
+    for i, size in enumerate(p.test_sizes):
+        assert checking.check_case(p, p.library, size, seed=100 + i, device="cpu", reference_first=True).passed, size
+        for name, fn in wrong.items():
+            case = checking.check_case(p, fn, size, seed=200 + i, device="cpu", reference_first=True)
+            assert not case.passed, f"{name} passed at {size}"
 
 
 @pytest.mark.parametrize("step", STEPS)
