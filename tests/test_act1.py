@@ -274,3 +274,33 @@ def test_bench_sizes_are_far_beyond_l2_and_fit_a_t4():
         p = problem_mod.get(name)
         for size in p.bench_sizes:
             assert 256e6 <= p.bytes_moved(size) <= 8e9, (name, size)
+
+
+# --- The CUDA sources compile (where nvcc is installed; the kernels themselves need a GPU) --------
+
+SOURCES = {
+    "indexing_2d.ipynb": ["SCALE_SHIFT_2D_SOURCE"],
+    "transpose.ipynb": ["TRANSPOSE_NAIVE_SOURCE", "TRANSPOSE_SOURCE"],
+    "reduction.ipynb": ["REDUCE_SUM_SOURCE"],
+}
+
+
+@pytest.mark.parametrize("notebook", sorted(SOURCES))
+def test_solution_kernels_compile_with_nvcc(notebook, tmp_path):
+    import shutil
+    import subprocess
+
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not installed here")
+    namespace: dict = {}
+    code = _solution_code(notebook)
+    # Only the source strings: the rest of the cells needs CuPy and a GPU.
+    for name in SOURCES[notebook]:
+        start = code.index(f'{name} = r"""')
+        end = code.index('"""', start + len(name) + 8) + 3
+        exec(code[start:end], namespace)  # noqa: S102 -- the project's own solution cells
+        source = tmp_path / f"{name}.cu"
+        source.write_text(namespace[name])
+        done = subprocess.run([nvcc, "-arch=sm_80", "-c", "-o", str(tmp_path / "out.o"), "-x", "cu", str(source)], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr

@@ -4,6 +4,7 @@ that wrong answers fail."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 import torch
@@ -28,15 +29,18 @@ def test_library_answer_passes_at_every_cpu_size(problem):
         assert case.passed, case
 
 
-def _wrong_answers(problem):
-    """Zeros, a constant, an input itself, and the right answer for another seed's inputs."""
+def _as_shape(size):
+    return size if isinstance(size, tuple) else (size,)
+
+
+def _wrong_answers(problem, size):
+    """Zeros, a constant, an input itself, and the right answer for another seed's inputs of the same size."""
 
     def first_tensor(*args):
         return next(a for a in args if isinstance(a, torch.Tensor))
 
     def other_seed(*args):
-        n = first_tensor(*args).numel()
-        other = problem.make_inputs(n, 987654321, "cpu")
+        other = problem.make_inputs(size, 987654321, "cpu")
         return problem.library(**other)
 
     return {
@@ -51,8 +55,9 @@ def _wrong_answers(problem):
 @pytest.mark.parametrize("wrong", ["zeros", "constant", "input itself", "another seed's answer"])
 def test_wrong_answers_fail(problem, wrong):
     p = _as_torch(problem)
-    fn = _wrong_answers(p)[wrong]
-    results = [checking.check_case(p, fn, size, seed=7 + size, device="cpu", reference_first=True) for size in p.sizes_for("cpu") if size > 1]
+    sizes = [size for size in p.sizes_for("cpu") if math.prod(_as_shape(size)) > 1]
+    assert sizes, f"{p.name} has no CPU test size with more than one element"
+    results = [checking.check_case(p, _wrong_answers(p, size)[wrong], size, seed=7 + i, device="cpu", reference_first=True) for i, size in enumerate(sizes)]
     assert not any(r.passed for r in results), f"{wrong} passed for {p.name}"
 
 
