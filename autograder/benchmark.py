@@ -26,7 +26,7 @@ def _rate(row: dict, compute_bound: bool) -> tuple[str, str]:
 def _target(p) -> str:
     target = f"{p.solution_target:.0%} of copy" if p.speed_scale.metric == "copy_fraction" else f"{p.solution_target:.2f}x"
     if p.solution_library_ratio is not None:
-        target += f", {p.solution_library_ratio:.2f}x library"
+        target += f", {p.solution_library_ratio:.2f}x library (level within {problem_mod.LEVEL_BAND:.0%})"
     return target
 
 

@@ -13,6 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 LANGUAGES = ("triton", "cupy", "python")
+# "At least as fast as the library" (solution_library_ratio) tolerates a tie within this band: two
+# bandwidth-bound kernels that both read at the speed of HBM are equally fast, and the ratio of one
+# honest kernel to its library moved by up to 3% between ten gradings in a row on an H200
+# (results/gpu-run-stability/stability.json).
+LEVEL_BAND = 0.02
 
 
 @dataclass(frozen=True)
@@ -104,8 +109,9 @@ class Problem:
             shown = f"{value:.1%} of copy bandwidth" if metric == "copy_fraction" else f"{value:.2f}x {self.library_name}"
             wanted = f"{self.solution_target:.0%}" if metric == "copy_fraction" else f"{self.solution_target:.2f}x"
             missed.append(f"{shown}, target {wanted}")
-        if self.solution_library_ratio is not None and row.get("ratio", 0.0) < self.solution_library_ratio:
-            missed.append(f"{row.get('ratio', 0.0):.2f}x {self.library_name}, target {self.solution_library_ratio:.2f}x")
+        level = None if self.solution_library_ratio is None else self.solution_library_ratio * (1.0 - LEVEL_BAND)
+        if level is not None and row.get("ratio", 0.0) < level:
+            missed.append(f"{row.get('ratio', 0.0):.2f}x {self.library_name}, target {self.solution_library_ratio:.2f}x (level within {LEVEL_BAND:.0%})")
         return missed
 
     @property

@@ -127,8 +127,11 @@ def test_solution_targets_are_checked_on_the_scale_metric_and_the_library_ratio(
     reduction = problem_mod.get("act0.vector_add")
     monkeypatch.setattr(reduction, "solution_library_ratio", 1.0)
     assert reduction.solution_shortfalls({"copy_fraction": 0.95, "ratio": 1.01}) == []
-    missed = reduction.solution_shortfalls({"copy_fraction": 0.80, "ratio": 0.99})
-    assert len(missed) == 2 and "80.0% of copy bandwidth, target 90%" in missed[0] and "0.99x" in missed[1]
+    # Level with the library within LEVEL_BAND counts as "at least as fast"; slower than that does not.
+    assert reduction.solution_shortfalls({"copy_fraction": 0.95, "ratio": 0.99}) == []
+    missed = reduction.solution_shortfalls({"copy_fraction": 0.80, "ratio": 0.97})
+    assert len(missed) == 2 and "80.0% of copy bandwidth, target 90%" in missed[0] and "0.97x" in missed[1]
+    assert "level within 2%" in missed[1]
 
 
 def test_the_benchmark_table_marks_a_missed_target(matmul):

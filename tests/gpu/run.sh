@@ -36,7 +36,10 @@ pack() {
 }
 
 # STEPS picks the steps (a 10-minute call cannot always hold them all): doctor always runs first.
+# "notebooks" stands for both "solutions" (the solution notebooks and the other timing-sensitive
+# GPU tests, one at a time) and "exercises" (the untouched exercises, four at a time).
 STEPS="${STEPS:-bench book notebooks adversarial}"
+STEPS="${STEPS/notebooks/solutions exercises}"
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 DEADLINE=$((SECONDS + ${TOTAL_S:-560}))
 step doctor "$PY" -m autograder doctor --remeasure
@@ -46,16 +49,18 @@ if has tune; then
   done
 fi
 # Without the notebooks step, the benchmark grades every solution itself.
-has bench && ! has notebooks && step bench "$PY" -m autograder bench --out "$WORK/results"
+has bench && ! has solutions && step bench "$PY" -m autograder bench --out "$WORK/results"
 # The book's demo notebooks, executed here; their executed copies are committed over book/.
 has book && step book-demos timeout 300 "$PY" tests/gpu/execute_book.py "$WORK/book"
 # pytest-timeout (in the GPU image) names the test and the line where anything hangs. Timing-sensitive
 # tests run one at a time; the adversarial verdicts, which only need the right verdict, run four at a
 # time (pytest-xdist); the stability runs (STABILITY=1) come last and get whatever time is left.
 PYTEST=("$PY" -m pytest -p no:cacheprovider -o addopts="" -rfE --timeout=150)
-has notebooks && step pytest-gpu timeout "${NOTEBOOKS_S:-400}" "${PYTEST[@]}" -m gpu -v --durations=12 -k "not test_verdict_on_gpu and not stability" tests
+has solutions && step pytest-gpu timeout "${NOTEBOOKS_S:-480}" "${PYTEST[@]}" -m gpu -v --durations=12 -k "not test_verdict_on_gpu and not stability and not test_untouched_exercise" tests
 # With it, the benchmark tables are built from the gradings the solution notebooks just received.
-has bench && has notebooks && step bench "$PY" -m autograder bench --from "$WORK/graded" --out "$WORK/results"
+has bench && has solutions && step bench "$PY" -m autograder bench --from "$WORK/graded" --out "$WORK/results"
+# Untouched exercises only need the right verdict (zero, no crash), so they share the GPU.
+has exercises && step pytest-exercises-gpu timeout "${EXERCISES_S:-240}" "${PYTEST[@]}" -m gpu -n "${EXERCISES_N:-4}" -v -k test_untouched_exercise tests/gpu/test_notebooks_gpu.py
 # -v prints each verdict as it finishes, so a step cut off by its limit still names its failures.
 has adversarial && step pytest-adversarial-gpu timeout "${ADVERSARIAL_S:-300}" "${PYTEST[@]}" -m gpu -n "${ADVERSARIAL_N:-6}" -v -k test_verdict_on_gpu tests/adversarial
 if [ -n "${STABILITY:-}" ] || has stability; then
