@@ -45,14 +45,16 @@ def _annotate_speed(problem, result: dict) -> None:
     for row in result["speed"]:
         seconds = row["candidate"]["median_ms"] * 1e-3
         intensity = row["flops"] / row["bytes_moved"] if row["bytes_moved"] else float("inf")
-        attainable = min(peak, intensity * copy_bw)
+        # The roofline's time for this work is the slower of moving its bytes and doing its FLOPs;
+        # written as times it also holds for work with no FLOPs (a transpose) or no bytes.
+        roofline_s = max(row["bytes_moved"] / copy_bw, row["flops"] / peak)
         row["size_label"] = problem.size_label(_size_value(row["size"]))
         row["copy_fraction"] = row["bandwidth"] / copy_bw
         row["flop_per_s"] = row["flops"] / seconds
         row["library_flop_per_s"] = row["flops"] / (row["library"]["median_ms"] * 1e-3)
         row["intensity"] = intensity
         row["peak_flop_per_s"] = peak
-        row["roofline_fraction"] = row["flop_per_s"] / attainable
+        row["roofline_fraction"] = roofline_s / seconds
         row["below_floor"] = row["candidate"]["median_ms"] < timing.FLOOR_SLACK * row["floor_ms"]
         for extra in (row.get("extra_libraries") or {}).values():
             extra["ratio"] = extra["median_ms"] / row["candidate"]["median_ms"]

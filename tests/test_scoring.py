@@ -103,3 +103,24 @@ def test_report_shows_physical_units():
     assert "GB/s" in text and "of copy bandwidth" in text and "torch.add" in text
     png = report.roofline_png(result)
     assert png and png[:4] == b"\x89PNG"
+
+
+def test_work_without_flops_sits_on_the_bandwidth_roof():
+    transpose = problem_mod.get("act1.transpose")
+    size = transpose.bench_sizes[0]
+    bytes_moved = transpose.bytes_moved(size)
+    ms = bytes_moved / (0.8 * COPY_BW) * 1e3
+    row = {
+        **_row(1 << 20, 0.8),
+        "size": size,
+        "candidate": {"median_ms": ms, "stderr_ms": ms / 100, "calls": 20},
+        "bytes_moved": bytes_moved,
+        "flops": 0.0,
+        "floor_ms": bytes_moved / COPY_BW * 1e3,
+        "bandwidth": bytes_moved / (ms * 1e-3),
+    }
+    result = grading.score(transpose, {**_result([row]), "problem": transpose.name}, "cuda")
+    scored = result["speed"][0]
+    assert scored["flop_per_s"] == 0.0
+    assert scored["roofline_fraction"] == pytest.approx(0.8)
+    assert scored["roofline_fraction"] == pytest.approx(scored["copy_fraction"])

@@ -56,12 +56,15 @@ has book && step book-demos timeout 300 "$PY" tests/gpu/execute_book.py "$WORK/b
 # tests run one at a time; the adversarial verdicts, which only need the right verdict, run four at a
 # time (pytest-xdist); the stability runs (STABILITY=1) come last and get whatever time is left.
 PYTEST=("$PY" -m pytest -p no:cacheprovider -o addopts="" -rfE --timeout=150)
-has solutions && step pytest-gpu timeout "${NOTEBOOKS_S:-480}" "${PYTEST[@]}" -m gpu -v --durations=12 -k "not test_verdict_on_gpu and not stability and not test_untouched_exercise" tests
+has solutions && step pytest-gpu timeout "${NOTEBOOKS_S:-480}" "${PYTEST[@]}" -m gpu -v --durations=12 -k "not stability and not test_untouched_exercise" tests/gpu
 # With it, the benchmark tables are built from the gradings the solution notebooks just received.
 has bench && has solutions && step bench "$PY" -m autograder bench --from "$WORK/graded" --out "$WORK/results"
 # Untouched exercises only need the right verdict (zero, no crash), so they share the GPU.
 has exercises && step pytest-exercises-gpu timeout "${EXERCISES_S:-240}" "${PYTEST[@]}" -m gpu -n "${EXERCISES_N:-4}" -v -k test_untouched_exercise tests/gpu/test_notebooks_gpu.py
-# -v prints each verdict as it finishes, so a step cut off by its limit still names its failures.
+# The isolation tests (a crash, a leak, an endless kernel, then an honest grading) read the GPU's
+# free memory and time, so they run alone, before the verdicts. -v prints each verdict as it
+# finishes, so a step cut off by its limit still names its failures.
+has adversarial && step pytest-isolation-gpu timeout "${ISOLATION_S:-150}" "${PYTEST[@]}" -m gpu -v -k "not test_verdict_on_gpu" tests/adversarial
 has adversarial && step pytest-adversarial-gpu timeout "${ADVERSARIAL_S:-300}" "${PYTEST[@]}" -m gpu -n "${ADVERSARIAL_N:-6}" -v -k test_verdict_on_gpu tests/adversarial
 if [ -n "${STABILITY:-}" ] || has stability; then
   left=$((DEADLINE - SECONDS))
