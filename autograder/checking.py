@@ -139,7 +139,8 @@ def check_case(problem, fn: Callable, size: Any, seed: int, device: str, referen
         reference, library_out = expected()
     poisoned = poison(reference.numel() if reference_first else _numel_hint(inputs), out_dtype, device)
     args = [arrays.to_learner(v, problem.language) for v in inputs.values()]
-    raw = fn(*args)
+    with arrays.learner_allocations(problem.language):
+        raw = fn(*args)
     arrays.synchronize(device)
     if not reference_first:
         reference, library_out = expected()

@@ -36,7 +36,10 @@ def _case(name, device="cpu"):
 
 
 def _explain(result) -> str:
-    return f"{result['status']}: {result.get('message')}\n{result.get('traceback', '')}\n{(result.get('output') or '')[-1500:]}"
+    """The verdict with what each failed case said, so a wrong verdict on the GPU explains itself."""
+    failed = [f"  {c.get('size')}: {c.get('message')}" for c in result.get("cases", []) if not c.get("passed")]
+    cases = "\n".join(["failed cases:", *failed[:8]]) if failed else ""
+    return f"{result['status']}: {result.get('message')}\n{cases}\n{result.get('traceback', '')}\n{(result.get('output') or '')[-1500:]}"
 
 
 @pytest.mark.parametrize("case", cases("cpu"), ids=lambda c: c.name)

@@ -2,8 +2,9 @@
 # problem: act1.transpose
 # devices: cuda
 # CuPy's own copy kernel does the transpose: right answers, but no kernel of the learner's runs.
-import cupy as cp
+# (cupy.ascontiguousarray would hand back the input itself for a 1xN matrix, whose transpose is
+# already contiguous: copy() always makes a new array.)
 
 
 def transpose(x):
-    return cp.ascontiguousarray(x.T)
+    return x.T.copy(order="C")
