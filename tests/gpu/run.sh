@@ -36,8 +36,9 @@ pack() {
 }
 
 # STEPS picks the steps (a 10-minute call cannot always hold them all): doctor always runs first.
-# "notebooks" stands for both "solutions" (the solution notebooks and the other timing-sensitive
-# GPU tests, one at a time) and "exercises" (the untouched exercises, four at a time).
+# "notebooks" stands for both "solutions" (the solution notebooks that time kernels and the other
+# timing-sensitive GPU tests, one at a time) and "exercises" (the untouched exercises and the
+# solution notebooks with only exact answers, four at a time).
 STEPS="${STEPS:-bench book notebooks adversarial}"
 STEPS="${STEPS/notebooks/solutions exercises}"
 has() { [[ " $STEPS " == *" $1 "* ]]; }
@@ -56,11 +57,12 @@ has book && step book-demos timeout 300 "$PY" tests/gpu/execute_book.py "$WORK/b
 # tests run one at a time; the adversarial verdicts, which only need the right verdict, run four at a
 # time (pytest-xdist); the stability runs (STABILITY=1) come last and get whatever time is left.
 PYTEST=("$PY" -m pytest -p no:cacheprovider -o addopts="" -rfE --timeout=150)
-has solutions && step pytest-gpu timeout "${NOTEBOOKS_S:-480}" "${PYTEST[@]}" -m gpu -v --durations=12 -k "not stability and not test_untouched_exercise" tests/gpu
+has solutions && step pytest-gpu timeout "${NOTEBOOKS_S:-480}" "${PYTEST[@]}" -m gpu -v --durations=12 -k "not stability and not test_untouched_exercise and not test_exact_solution" tests/gpu
 # With it, the benchmark tables are built from the gradings the solution notebooks just received.
 has bench && has solutions && step bench "$PY" -m autograder bench --from "$WORK/graded" --out "$WORK/results"
-# Untouched exercises only need the right verdict (zero, no crash), so they share the GPU.
-has exercises && step pytest-exercises-gpu timeout "${EXERCISES_S:-240}" "${PYTEST[@]}" -m gpu -n "${EXERCISES_N:-4}" -v -k test_untouched_exercise tests/gpu/test_notebooks_gpu.py
+# Untouched exercises only need the right verdict (zero, no crash), and the solution notebooks with
+# only exact answers time nothing, so they share the GPU.
+has exercises && step pytest-exercises-gpu timeout "${EXERCISES_S:-240}" "${PYTEST[@]}" -m gpu -n "${EXERCISES_N:-4}" -v -k "test_untouched_exercise or test_exact_solution" tests/gpu/test_notebooks_gpu.py
 # The isolation tests (a crash, a leak, an endless kernel, then an honest grading) read the GPU's
 # free memory and time, so they run alone, before the verdicts. -v prints each verdict as it
 # finishes, so a step cut off by its limit still names its failures.

@@ -8,11 +8,24 @@ from pathlib import Path
 
 import pytest
 
+from autograder import problem as problem_mod
 from autograder.grading import RESULTS_DIR_VARIABLE
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SOLUTIONS = sorted((ROOT / "solutions").rglob("*.ipynb"))
 EXERCISES = sorted((ROOT / "exercises").rglob("*.ipynb"))
+
+
+def _only_exact_answers(path: Path) -> bool:
+    """A notebook whose every exercise has exact answers: nothing in it is timed."""
+    problems = problem_mod.for_notebook(str(path))
+    return bool(problems) and all(problem_mod.is_exact(p) for p in problems)
+
+
+# Notebooks that time kernels run one at a time; those with only exact answers can share the GPU
+# with the untouched exercises (tests/gpu/run.sh runs them in its parallel step).
+TIMED_SOLUTIONS = [p for p in SOLUTIONS if not _only_exact_answers(p)]
+EXACT_SOLUTIONS = [p for p in SOLUTIONS if _only_exact_answers(p)]
 
 pytestmark = pytest.mark.gpu
 
@@ -59,12 +72,21 @@ def _text(cell) -> str:
     return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
 
 
-@pytest.mark.parametrize("path", SOLUTIONS, ids=lambda p: p.stem)
-def test_solution_earns_full_marks_on_this_gpu(path):
+def _assert_full_marks(path: Path) -> None:
     nb = _execute(path, allow_errors=False)
     for grade_id, points, cell in _graded_cells(nb):
         assert not any(o.output_type == "stream" and o.name == "stderr" for o in cell.outputs), f"{grade_id} wrote to stderr"
         assert _points(cell) == points, f"{grade_id}: {_points(cell)} of {points}\n{_text(cell)}"
+
+
+@pytest.mark.parametrize("path", TIMED_SOLUTIONS, ids=lambda p: p.stem)
+def test_solution_earns_full_marks_on_this_gpu(path):
+    _assert_full_marks(path)
+
+
+@pytest.mark.parametrize("path", EXACT_SOLUTIONS, ids=lambda p: p.stem)
+def test_exact_solution_earns_full_marks_on_this_gpu(path):
+    _assert_full_marks(path)
 
 
 @pytest.mark.parametrize("path", EXERCISES, ids=lambda p: p.stem)
