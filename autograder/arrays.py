@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -16,35 +14,6 @@ def to_learner(value: Any, language: str) -> Any:
 
         return cupy.from_dlpack(value)
     return value
-
-
-@contextlib.contextmanager
-def learner_allocations(language: str) -> Iterator[None]:
-    """While a correctness case runs, CuPy allocates from PyTorch's caching allocator, so the canary
-    the checker leaves there (``checking.poison``) lies under CuPy outputs too: an output that is
-    never written reads as NaN, and a store past its last element changes the block's spare bytes.
-    Triton and Python exercises allocate with torch already."""
-    if language != "cupy":
-        yield
-        return
-    import cupy
-
-    with cupy.cuda.using_allocator(_torch_backed_allocation):
-        yield
-
-
-def _torch_backed_allocation(nbytes: int) -> Any:
-    import cupy
-
-    try:
-        device_id = cupy.cuda.Device().id
-        # At least one byte, so even an empty array has a real address; the block goes back to torch's
-        # cache when CuPy drops the memory that owns it.
-        block = torch.empty(max(nbytes, 1), dtype=torch.uint8, device=f"cuda:{device_id}")
-        memory = cupy.cuda.UnownedMemory(block.data_ptr(), nbytes, block, device_id)
-        return cupy.cuda.MemoryPointer(memory, 0)
-    except Exception:  # noqa: BLE001 -- torch out of memory or a CuPy API change: grade on CuPy's own pool
-        return cupy.get_default_memory_pool().malloc(nbytes)
 
 
 def learner_output_type(language: str) -> str:

@@ -7,7 +7,8 @@ may be ``tolerance_factor`` times as far off, plus a few units in the last place
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -127,6 +128,56 @@ def wrote_past_the_end(out: torch.Tensor, poisoned: Poisoned | None) -> bool:
     return bool((tail != CANARY_BITS).any())
 
 
+# Bytes of canary after every block handed to CuPy code: a grid one row of blocks too tall writes a
+# row of the output past its end (1823 x 781 floats in 8-row blocks: 3,124 bytes).
+GUARD_BYTES = 4096
+
+
+class GuardedBlocks:
+    """The memory CuPy code allocates while one correctness case runs. Each block is the size asked
+    for plus GUARD_BYTES, all filled with canary words: an output that is never written reads as
+    NaN, and a store past its last byte changes the guard. Unlike the poisoned block of
+    :func:`poison`, this does not depend on which block the caching allocator hands out. The blocks
+    are kept until the case is over, so the guard of a freed temporary is never reused."""
+
+    def __init__(self, device: str) -> None:
+        self.device = device
+        self._blocks: dict[int, tuple[torch.Tensor, int]] = {}
+
+    def allocate(self, nbytes: int) -> torch.Tensor:
+        words = -(-nbytes // 4) + GUARD_BYTES // 4
+        block = torch.full((words,), CANARY_BITS, dtype=torch.int32, device=self.device)
+        self._blocks[block.data_ptr()] = (block, nbytes)
+        return block
+
+    def wrote_past_the_end(self, out: torch.Tensor) -> bool | None:
+        """Whether anything changed the bytes after the block that holds ``out``; None when
+        ``out`` does not start one of these blocks."""
+        found = self._blocks.get(out.data_ptr())
+        if found is None:
+            return None
+        block, nbytes = found
+        canary = torch.full_like(block, CANARY_BITS).view(torch.uint8)
+        return not torch.equal(block.view(torch.uint8)[nbytes:], canary[nbytes:])
+
+
+@contextlib.contextmanager
+def cupy_allocates_from(blocks: GuardedBlocks) -> Iterator[None]:
+    """Route CuPy's allocations in this thread to ``blocks`` (CuPy arrays over torch memory)."""
+    import cupy
+
+    device_id = cupy.cuda.Device().id
+
+    def allocate(nbytes: int):
+        block = blocks.allocate(nbytes)
+        # The block owns the memory: CuPy keeps it alive as long as an array uses it.
+        memory = cupy.cuda.UnownedMemory(block.data_ptr(), nbytes, block, device_id)
+        return cupy.cuda.MemoryPointer(memory, 0)
+
+    with cupy.cuda.using_allocator(allocate):
+        yield
+
+
 def check_case(problem, fn: Callable, size: Any, seed: int, device: str, reference_first: bool) -> CaseResult:
     inputs = problem.make_inputs(size, seed, device)
     originals = {k: arrays.clone_preserving_strides(v) for k, v in inputs.items()}
@@ -139,7 +190,8 @@ def check_case(problem, fn: Callable, size: Any, seed: int, device: str, referen
         reference, library_out = expected()
     poisoned = poison(reference.numel() if reference_first else _numel_hint(inputs), out_dtype, device)
     args = [arrays.to_learner(v, problem.language) for v in inputs.values()]
-    with arrays.learner_allocations(problem.language):
+    guarded = GuardedBlocks(device) if problem.language == "cupy" and device.startswith("cuda") else None
+    with cupy_allocates_from(guarded) if guarded else contextlib.nullcontext():
         raw = fn(*args)
     arrays.synchronize(device)
     if not reference_first:
@@ -165,8 +217,11 @@ def check_case(problem, fn: Callable, size: Any, seed: int, device: str, referen
     for name, value in inputs.items():
         if isinstance(value, torch.Tensor) and arrays.overlaps(out, value):
             return CaseResult(size, False, f"output shares memory with the input {name!r}; return a new tensor")
-    if wrote_past_the_end(out, poisoned):
-        return CaseResult(size, False, "your kernel wrote past the end of the output: mask the last block (offsets < n)")
+    past_the_end = guarded.wrote_past_the_end(out) if guarded else None
+    if past_the_end is None:
+        past_the_end = wrote_past_the_end(out, poisoned)
+    if past_the_end:
+        return CaseResult(size, False, "your kernel wrote past the end of the output: mask the blocks at the edges (store only indices inside the output)")
 
     tol = derive_tolerance(reference, library_out, out_dtype, problem.tolerance_factor)
     ok, worst, mismatches = compare(out, reference, tol)

@@ -136,3 +136,31 @@ def test_poison_is_a_nan_canary_covering_the_allocator_block():
     assert torch.isnan(canary).all()
     # On the CPU there is no caching allocator, so the spare-bytes check never claims a write.
     assert not checking.wrote_past_the_end(torch.empty(1023), poisoned)
+
+
+def test_guarded_blocks_read_as_nan_until_written():
+    blocks = checking.GuardedBlocks("cpu")
+    out = blocks.allocate(4 * 1000)[:1000].view(torch.float32)
+    assert bool(torch.isnan(out).all())
+    out.fill_(2.0)
+    assert blocks.wrote_past_the_end(out) is False
+
+
+@pytest.mark.parametrize("nbytes", [4 * 1000, 6, 1])
+def test_guarded_blocks_see_a_store_one_byte_past_the_end(nbytes):
+    blocks = checking.GuardedBlocks("cpu")
+    block = blocks.allocate(nbytes)
+    raw = block.view(torch.uint8)
+    raw[:nbytes] = 7
+    start = raw[:nbytes]
+    assert blocks.wrote_past_the_end(start) is False
+    raw[nbytes] = 7
+    assert blocks.wrote_past_the_end(start) is True
+
+
+def test_guarded_blocks_see_the_last_guard_byte_and_ignore_other_tensors():
+    blocks = checking.GuardedBlocks("cpu")
+    block = blocks.allocate(4000)
+    block.view(torch.uint8)[4000 + checking.GUARD_BYTES - 1] = 0
+    assert blocks.wrote_past_the_end(block) is True
+    assert blocks.wrote_past_the_end(torch.empty(1000)) is None

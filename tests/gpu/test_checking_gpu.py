@@ -1,4 +1,5 @@
-"""On a GPU: the canary the checker leaves in freed memory lies under CuPy outputs as well as torch's."""
+"""On a GPU: the memory CuPy code allocates during a correctness case is the grader's guarded
+memory, so an unwritten CuPy output reads as NaN and a store past its end is seen."""
 
 from __future__ import annotations
 
@@ -9,40 +10,41 @@ from autograder import arrays, checking
 
 pytestmark = pytest.mark.gpu
 
-N = 1000  # 4,000 bytes: a 4,096-byte block, so 96 spare bytes after the last element
+N = 1000
 
 
-def test_an_unwritten_cupy_output_reads_as_the_canary():
+def _cupy_output(blocks: checking.GuardedBlocks):
     import cupy
 
-    poisoned = checking.poison(N, torch.float32, "cuda")
-    with arrays.learner_allocations("cupy"):
-        out = cupy.empty(N, dtype=cupy.float32)
-    tensor = arrays.from_learner(out, "cupy")
-    assert tensor.data_ptr() == poisoned.ptr
-    assert bool(torch.isnan(tensor).all())
-    assert not checking.wrote_past_the_end(tensor, poisoned)
+    with checking.cupy_allocates_from(blocks):
+        return cupy.empty(N, dtype=cupy.float32)
+
+
+def test_an_unwritten_cupy_output_reads_as_nan():
+    blocks = checking.GuardedBlocks("cuda")
+    out = arrays.from_learner(_cupy_output(blocks), "cupy")
+    assert bool(torch.isnan(out).all())
+    assert blocks.wrote_past_the_end(out) is False
 
 
 def test_a_store_past_the_end_of_a_cupy_output_is_seen():
     import cupy
 
-    poisoned = checking.poison(N, torch.float32, "cuda")
-    with arrays.learner_allocations("cupy"):
-        out = cupy.empty(N, dtype=cupy.float32)
-    # What a grid with no tail mask does: one more element than the output holds.
+    blocks = checking.GuardedBlocks("cuda")
+    out = _cupy_output(blocks)
+    out.fill(1.0)
+    assert blocks.wrote_past_the_end(arrays.from_learner(out, "cupy")) is False
+    # What a grid with no tail mask does: one element more than the output holds.
     cupy.ndarray((N + 1,), dtype=cupy.float32, memptr=out.data).fill(1.0)
     cupy.cuda.Device().synchronize()
-    assert checking.wrote_past_the_end(arrays.from_learner(out, "cupy"), poisoned)
+    assert blocks.wrote_past_the_end(arrays.from_learner(out, "cupy")) is True
 
 
-def test_cupy_memory_goes_back_to_torch_when_dropped():
+def test_cupy_allocations_outside_a_case_are_cupys_own():
     import cupy
 
-    torch.cuda.synchronize()
-    before = torch.cuda.memory_allocated()
-    with arrays.learner_allocations("cupy"):
-        out = cupy.ones(1 << 20, dtype=cupy.float32)
-        assert torch.cuda.memory_allocated() >= before + (4 << 20)
-    del out
-    assert torch.cuda.memory_allocated() == before
+    blocks = checking.GuardedBlocks("cuda")
+    with checking.cupy_allocates_from(blocks):
+        pass
+    out = arrays.from_learner(cupy.empty(N, dtype=cupy.float32), "cupy")
+    assert blocks.wrote_past_the_end(out) is None
