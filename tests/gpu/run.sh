@@ -70,7 +70,11 @@ has adversarial && step pytest-isolation-gpu timeout "${ISOLATION_S:-150}" "${PY
 has adversarial && step pytest-adversarial-gpu timeout "${ADVERSARIAL_S:-300}" "${PYTEST[@]}" -m gpu -n "${ADVERSARIAL_N:-6}" -v -k test_verdict_on_gpu tests/adversarial
 if [ -n "${STABILITY:-}" ] || has stability; then
   left=$((DEADLINE - SECONDS))
-  step pytest-stability-gpu timeout "$left" "${PYTEST[@]}" --timeout="$left" -m gpu -q tests/gpu/test_stability_gpu.py
+  # STABILITY_K picks problems (-k), STABILITY_RUNS the gradings of each: all 15 ten times do not
+  # fit one call.
+  select=()
+  [ -n "${STABILITY_K:-}" ] && select=(-k "$STABILITY_K")
+  step pytest-stability-gpu timeout "$left" "${PYTEST[@]}" --timeout="$left" -m gpu -v "${select[@]}" tests/gpu/test_stability_gpu.py
 fi
 echo "== status $status; archive $OUT/gpu-results.tar.gz"
 exit "$status"
