@@ -132,6 +132,37 @@ def roofline_png(result: dict) -> bytes | None:
     problem = problem_mod.get(result["problem"])
     copy_bw = ceilings["copy"]["bytes_per_s"]
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
+    if all(row["flops"] == 0 for row in speed):
+        _bandwidth_chart(ax, problem, speed, copy_bw)
+    else:
+        _roofline_chart(ax, problem, speed, ceilings)
+    ax.set_title(f"{problem.title} on {result.get('device_name', 'this GPU')}", fontsize=10)
+    buffer = io.BytesIO()
+    fig.tight_layout()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def _bandwidth_chart(ax, problem, speed: list, copy_bw: float) -> None:
+    """Work with no FLOPs (a transpose, a copy) has no place on a roofline's intensity axis: its
+    only roof is the copy bandwidth, so it is drawn as bandwidth per benchmark size."""
+    labels = [row.get("size_label") or problem.size_label(row["size"]) for row in speed]
+    positions = range(len(speed))
+    ax.axhline(copy_bw / 1e9, color="k", lw=1.5, label=f"copy bandwidth {copy_bw / 1e9:,.0f} GB/s")
+    ax.plot(positions, [row["bandwidth"] / 1e9 for row in speed], "o", color="tab:orange", ms=8, label="your kernel")
+    ax.plot(positions, [row["library_bandwidth"] / 1e9 for row in speed], "s", color="tab:blue", ms=7, mfc="none", label=problem.library_name)
+    ax.set_xticks(list(positions), labels, fontsize=8)
+    ax.set_xlim(-0.5, len(speed) - 0.5)
+    ax.set_ylim(0, 1.15 * max(copy_bw / 1e9, *(row["bandwidth"] / 1e9 for row in speed)))
+    ax.set_xlabel("benchmark size")
+    ax.set_ylabel("GB/s (minimum bytes moved / time)")
+    ax.grid(True, axis="y", alpha=0.2)
+    ax.legend(fontsize=8, loc="lower right")
+
+
+def _roofline_chart(ax, problem, speed: list, ceilings: dict) -> None:
+    copy_bw = ceilings["copy"]["bytes_per_s"]
     xs = roofline_grid(ceilings, [row["intensity"] for row in speed])
     ax.loglog(xs, [copy_bw * x for x in xs], color="0.5", lw=1)
     from . import ceilings as ceilings_mod
@@ -150,14 +181,8 @@ def roofline_png(result: dict) -> bytes | None:
     ax.plot([], [], "s", color="tab:blue", mfc="none", label=problem.library_name)
     ax.set_xlabel("arithmetic intensity (FLOP / byte)")
     ax.set_ylabel("FLOP/s")
-    ax.set_title(f"{problem.title} on {result.get('device_name', 'this GPU')}", fontsize=10)
     ax.grid(True, which="both", alpha=0.2)
     ax.legend(fontsize=8, loc="lower right")
-    buffer = io.BytesIO()
-    fig.tight_layout()
-    fig.savefig(buffer, format="png")
-    plt.close(fig)
-    return buffer.getvalue()
 
 
 def roofline_grid(ceilings: dict, intensities: list[float]) -> list[float]:

@@ -124,3 +124,25 @@ def test_work_without_flops_sits_on_the_bandwidth_roof():
     assert scored["flop_per_s"] == 0.0
     assert scored["roofline_fraction"] == pytest.approx(0.8)
     assert scored["roofline_fraction"] == pytest.approx(scored["copy_fraction"])
+
+
+def test_work_without_flops_is_plotted_by_its_bandwidth():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from autograder import report
+
+    transpose = problem_mod.get("act1.transpose")
+    rows = [{"size": s, "size_label": transpose.size_label(s), "flops": 0.0, "bandwidth": f * COPY_BW, "library_bandwidth": 0.3 * COPY_BW}
+            for s, f in zip(transpose.bench_sizes, (0.9, 0.92), strict=True)]
+    fig, ax = plt.subplots()
+    report._bandwidth_chart(ax, transpose, rows, COPY_BW)
+    drawn = {line.get_label(): list(line.get_ydata()) for line in ax.get_lines()}
+    plt.close(fig)
+    assert drawn["your kernel"] == pytest.approx([0.9 * COPY_BW / 1e9, 0.92 * COPY_BW / 1e9])
+    assert drawn[transpose.library_name] == pytest.approx([0.3 * COPY_BW / 1e9] * 2)
+    assert list(drawn[f"copy bandwidth {COPY_BW / 1e9:,.0f} GB/s"]) == pytest.approx([COPY_BW / 1e9] * 2)
+    result = {"problem": transpose.name, "speed": [{**r, "intensity": 0.0} for r in rows], "ceilings": {"copy": {"bytes_per_s": COPY_BW}}}
+    assert report.roofline_png(result).startswith(b"\x89PNG")
