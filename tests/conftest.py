@@ -13,3 +13,19 @@ os.environ.setdefault("AUTOGRADER_CACHE_DIR", str(ROOT / "_build" / "autograder-
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU; run by `make test-gpu`, deselected by `make test`")
+    _pin_worker_to_its_gpu()
+
+
+def gpu_for_worker(worker: str, devices: str) -> str:
+    """The GPU an xdist worker (``gw0``, ``gw1``, ...) runs on when the GPU run spreads one test at a
+    time per GPU over the GPUs listed in ``devices`` ("0,1,2,3")."""
+    ids = [d.strip() for d in devices.split(",") if d.strip()]
+    return ids[int(worker.removeprefix("gw")) % len(ids)]
+
+
+def _pin_worker_to_its_gpu() -> None:
+    # Set before anything initialises CUDA in this worker; the grading children and notebook
+    # kernels it starts inherit it, so every test of the worker, and all it launches, uses one GPU.
+    worker, devices = os.environ.get("PYTEST_XDIST_WORKER"), os.environ.get("GPU_RUN_DEVICES")
+    if worker and devices:
+        os.environ["CUDA_VISIBLE_DEVICES"] = gpu_for_worker(worker, devices)

@@ -25,3 +25,11 @@ def test_every_timed_exercise_is_in_the_serial_step():
     for p in problem_mod.all_problems():
         if problem_mod.has_speed_grade(p) or problem_mod.is_measured(p):
             assert any(path.endswith(f"{p.notebook}.ipynb") for path in serial), p.name
+
+
+def test_workers_spread_round_robin_over_the_gpus():
+    from tests.conftest import gpu_for_worker
+
+    assert [gpu_for_worker(f"gw{i}", "0,1,2,3") for i in range(6)] == ["0", "1", "2", "3", "0", "1"]
+    assert gpu_for_worker("gw5", "0") == "0"
+    assert gpu_for_worker("gw1", " 2, 5 ") == "5"

@@ -57,24 +57,35 @@ has book && step book-demos timeout 300 "$PY" tests/gpu/execute_book.py "$WORK/b
 # tests run one at a time; the adversarial verdicts, which only need the right verdict, run four at a
 # time (pytest-xdist); the stability runs (STABILITY=1) come last and get whatever time is left.
 PYTEST=("$PY" -m pytest -p no:cacheprovider -o addopts="" -rfE --timeout=150)
-has solutions && step pytest-gpu timeout "${NOTEBOOKS_S:-480}" "${PYTEST[@]}" -m gpu -v --durations=12 -k "not stability and not test_untouched_exercise and not test_exact_solution" tests/gpu
+# On a host with several GPUs, each pytest-xdist worker is pinned to one GPU (tests/conftest.py), so
+# the timing-sensitive steps run one test per GPU at a time and the others scale with the GPUs.
+# Identical GPUs share the ceilings doctor measured on the first (cached per model).
+NGPU=$("$PY" -c "import torch; print(torch.cuda.device_count())" 2>/dev/null || echo 1)
+[ "${NGPU:-0}" -ge 1 ] 2>/dev/null || NGPU=1
+SPREAD=()
+if [ "$NGPU" -gt 1 ]; then
+  export GPU_RUN_DEVICES="${CUDA_VISIBLE_DEVICES:-$(seq -s, 0 $((NGPU - 1)))}"
+  SPREAD=(-n "$NGPU")
+  echo "== $NGPU GPUs ($GPU_RUN_DEVICES): one timed test per GPU at a time"
+fi
+has solutions && step pytest-gpu timeout "${NOTEBOOKS_S:-480}" "${PYTEST[@]}" "${SPREAD[@]}" -m gpu -v --durations=12 -k "not stability and not test_untouched_exercise and not test_exact_solution" tests/gpu
 # With it, the benchmark tables are built from the gradings the solution notebooks just received.
 has bench && has solutions && step bench "$PY" -m autograder bench --from "$WORK/graded" --out "$WORK/results"
 # Untouched exercises only need the right verdict (zero, no crash), and the solution notebooks with
 # only exact answers time nothing, so they share the GPU.
-has exercises && step pytest-exercises-gpu timeout "${EXERCISES_S:-240}" "${PYTEST[@]}" -m gpu -n "${EXERCISES_N:-4}" -v -k "test_untouched_exercise or test_exact_solution" tests/gpu/test_notebooks_gpu.py
+has exercises && step pytest-exercises-gpu timeout "${EXERCISES_S:-240}" "${PYTEST[@]}" -m gpu -n $((${EXERCISES_N:-4} * NGPU)) -v -k "test_untouched_exercise or test_exact_solution" tests/gpu/test_notebooks_gpu.py
 # The isolation tests (a crash, a leak, an endless kernel, then an honest grading) read the GPU's
 # free memory and time, so they run alone, before the verdicts. -v prints each verdict as it
 # finishes, so a step cut off by its limit still names its failures.
-has adversarial && step pytest-isolation-gpu timeout "${ISOLATION_S:-150}" "${PYTEST[@]}" -m gpu -v -k "not test_verdict_on_gpu" tests/adversarial
-has adversarial && step pytest-adversarial-gpu timeout "${ADVERSARIAL_S:-300}" "${PYTEST[@]}" -m gpu -n "${ADVERSARIAL_N:-6}" -v -k test_verdict_on_gpu tests/adversarial
+has adversarial && step pytest-isolation-gpu timeout "${ISOLATION_S:-150}" "${PYTEST[@]}" "${SPREAD[@]}" -m gpu -v -k "not test_verdict_on_gpu" tests/adversarial
+has adversarial && step pytest-adversarial-gpu timeout "${ADVERSARIAL_S:-300}" "${PYTEST[@]}" -m gpu -n $((${ADVERSARIAL_N:-6} * NGPU)) -v -k test_verdict_on_gpu tests/adversarial
 if [ -n "${STABILITY:-}" ] || has stability; then
   left=$((DEADLINE - SECONDS))
   # STABILITY_K picks problems (-k), STABILITY_RUNS the gradings of each: all 15 ten times do not
   # fit one call.
   select=()
   [ -n "${STABILITY_K:-}" ] && select=(-k "$STABILITY_K")
-  step pytest-stability-gpu timeout "$left" "${PYTEST[@]}" --timeout="$left" -m gpu -v "${select[@]}" tests/gpu/test_stability_gpu.py
+  step pytest-stability-gpu timeout "$left" "${PYTEST[@]}" --timeout="$left" "${SPREAD[@]}" -m gpu -v "${select[@]}" tests/gpu/test_stability_gpu.py
 fi
 echo "== status $status; archive $OUT/gpu-results.tar.gz"
 exit "$status"

@@ -1,8 +1,9 @@
 """On a GPU: grading a reference solution again and again gives the same verdict every time, and
 the speed metric barely moves. Each problem is graded STABILITY_RUNS times in a row (the same
-code path as a graded cell, without re-grading the rest of its notebook); every run is merged into
-$GPU_OUT/stability.json as it finishes, so a run cut off by its time limit keeps what it measured.
-`-k` picks problems (`-k act1` for one act)."""
+code path as a graded cell, without re-grading the rest of its notebook); after every run its
+record goes to $GPU_OUT/stability/<problem>.json (one file per problem, as workers on several GPUs
+write at once), so a run cut off by its time limit keeps what it measured. `-k` picks problems
+(`-k act1` for one act)."""
 
 from __future__ import annotations
 
@@ -39,10 +40,10 @@ def _summary(runs: dict) -> dict:
     return summary
 
 
-def _save(path: Path, name: str, rows: list) -> None:
-    runs = json.loads(path.read_text())["runs"] if path.exists() else {}
-    runs[name] = rows
-    path.write_text(json.dumps({"runs": runs, "summary": _summary(runs)}, indent=2))
+def _save(folder: Path, name: str, rows: list) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    runs = {name: rows}
+    (folder / f"{name}.json").write_text(json.dumps({"runs": runs, "summary": _summary(runs)}, indent=2))
 
 
 def _grade(problem) -> dict:
@@ -52,7 +53,7 @@ def _grade(problem) -> dict:
 
 @pytest.mark.parametrize("problem", TIMED, ids=lambda p: p.name)
 def test_reference_solution_grades_the_same_every_time(problem):
-    out = Path(os.environ.get("GPU_OUT", ROOT / "_build")) / "stability.json"
+    out = Path(os.environ.get("GPU_OUT", ROOT / "_build")) / "stability"
     rows = []
     for run in range(RUNS):
         result = _grade(problem)
