@@ -1,6 +1,7 @@
 # GPU Brrr. `make book` builds the book, `make test` runs the CPU test suite; both set up .venv first.
 # On a GPU machine, `make test-gpu` runs every solution and exercise, the grader's GPU tests and the
-# speed benchmark with the machine's own Python (its torch, Triton and CuPy match its CUDA).
+# speed benchmark with the machine's own Python (its torch, Triton and CuPy match its CUDA);
+# `make test-gpu-adversarial`, `test-gpu-book` and `test-gpu-stability` run the rest of the GPU suite.
 
 PYTHON ?= python3
 VENV := .venv
@@ -9,7 +10,7 @@ STAMP := $(VENV)/.installed
 ACTS := $(notdir $(wildcard solutions/act*))
 OUT ?= gpu-out
 
-.PHONY: all setup book exercises test lint test-gpu test-gpu-stability clean
+.PHONY: all setup book exercises test lint test-gpu test-gpu-adversarial test-gpu-book test-gpu-stability test-gpu-all clean
 
 all: book
 
@@ -37,13 +38,29 @@ lint: $(STAMP)
 test: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m pytest -m "not gpu" -q
 
-# Run on a GPU machine. Writes everything under $(OUT): logs, results/, executed notebooks.
+# Run on a GPU machine; each writes one archive under $(OUT) (logs, results/, executed notebooks)
+# and fits a 10-minute call on one H100/H200. test-gpu: the ceilings, every solution notebook at full
+# marks (speed included), every untouched exercise at zero, the timing-protocol and checker tests,
+# and the benchmark tables built from those gradings.
 test-gpu:
-	bash tests/gpu/run.sh "$(OUT)"
+	STEPS="solutions bench exercises" bash tests/gpu/run.sh "$(OUT)"
 
-# The same, plus ten gradings in a row of every reference solution (verdicts and speed spread).
+# The isolation tests (crash, leak, endless kernel) and the adversarial submissions' verdicts.
+test-gpu-adversarial:
+	STEPS="adversarial" bash tests/gpu/run.sh "$(OUT)"
+
+# The book's demo notebooks, executed; their executed copies are committed over book/.
+test-gpu-book:
+	STEPS="book" bash tests/gpu/run.sh "$(OUT)"
+
+# Repeated gradings of every timed reference solution (verdicts and speed spread); STABILITY_K and
+# STABILITY_RUNS pick problems and gradings per call, `python -m autograder stability` merges calls.
 test-gpu-stability:
-	STABILITY=1 bash tests/gpu/run.sh "$(OUT)"
+	STEPS="stability" bash tests/gpu/run.sh "$(OUT)"
+
+# All of the above but the stability runs in one call: for a host with several GPUs or no time limit.
+test-gpu-all:
+	bash tests/gpu/run.sh "$(OUT)"
 
 clean:
 	rm -rf _build $(VENV) gradebook.db

@@ -127,6 +127,14 @@ def bench(args) -> int:
     return benchmark.run(Path(args.solutions), Path(args.out), Path(args.recorded) if args.recorded else None)
 
 
+def stability(args) -> int:
+    from . import stability as stability_mod
+
+    record = stability_mod.write([Path(p) for p in args.records], Path(args.out), args.heading)
+    print(stability_mod.markdown(record, args.heading))
+    return 0 if all(s["false_rejections"] == 0 for s in record["summary"].values()) else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder", description="GPU Brrr's grader")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -144,6 +152,11 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--out", default=str(REPO_ROOT / "results"))
     b.add_argument("--from", dest="recorded", help="build the tables from the results the solution notebooks recorded (AUTOGRADER_RESULTS_DIR) instead of grading again")
     b.set_defaults(func=bench)
+    s = sub.add_parser("stability", help="merge the GPU run's repeated-grading records into one JSON file and a Markdown table")
+    s.add_argument("records", nargs="+", help="record files written by tests/gpu/test_stability_gpu.py")
+    s.add_argument("--out", default=str(REPO_ROOT / "results" / "stability"), help="writes OUT.json and OUT.md")
+    s.add_argument("--heading", default="Repeated gradings of the reference solutions.")
+    s.set_defaults(func=stability)
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -38,7 +38,7 @@ pack() {
 # STEPS picks the steps (a 10-minute call cannot always hold them all): doctor always runs first.
 # "notebooks" stands for both "solutions" (the solution notebooks that time kernels and the other
 # timing-sensitive GPU tests, one at a time) and "exercises" (the untouched exercises and the
-# solution notebooks with only exact answers, four at a time).
+# solution notebooks with only exact answers, eight at a time).
 STEPS="${STEPS:-bench book notebooks adversarial}"
 STEPS="${STEPS/notebooks/solutions exercises}"
 has() { [[ " $STEPS " == *" $1 "* ]]; }
@@ -54,7 +54,7 @@ has bench && ! has solutions && step bench "$PY" -m autograder bench --out "$WOR
 # The book's demo notebooks, executed here; their executed copies are committed over book/.
 has book && step book-demos timeout 300 "$PY" tests/gpu/execute_book.py "$WORK/book"
 # pytest-timeout (in the GPU image) names the test and the line where anything hangs. Timing-sensitive
-# tests run one at a time; the adversarial verdicts, which only need the right verdict, run four at a
+# tests run one at a time; the adversarial verdicts, which only need the right verdict, run six at a
 # time (pytest-xdist); the stability runs (STABILITY=1) come last and get whatever time is left.
 PYTEST=("$PY" -m pytest -p no:cacheprovider -o addopts="" -rfE --timeout=150)
 # On a host with several GPUs, each pytest-xdist worker is pinned to one GPU (tests/conftest.py), so
@@ -73,7 +73,7 @@ has solutions && step pytest-gpu timeout "${NOTEBOOKS_S:-480}" "${PYTEST[@]}" "$
 has bench && has solutions && step bench "$PY" -m autograder bench --from "$WORK/graded" --out "$WORK/results"
 # Untouched exercises only need the right verdict (zero, no crash), and the solution notebooks with
 # only exact answers time nothing, so they share the GPU.
-has exercises && step pytest-exercises-gpu timeout "${EXERCISES_S:-240}" "${PYTEST[@]}" -m gpu -n $((${EXERCISES_N:-4} * NGPU)) -v -k "test_untouched_exercise or test_exact_solution" tests/gpu/test_notebooks_gpu.py
+has exercises && step pytest-exercises-gpu timeout "${EXERCISES_S:-240}" "${PYTEST[@]}" -m gpu -n $((${EXERCISES_N:-8} * NGPU)) -v -k "test_untouched_exercise or test_exact_solution" tests/gpu/test_notebooks_gpu.py
 # The isolation tests (a crash, a leak, an endless kernel, then an honest grading) read the GPU's
 # free memory and time, so they run alone, before the verdicts. -v prints each verdict as it
 # finishes, so a step cut off by its limit still names its failures.
@@ -87,5 +87,5 @@ if [ -n "${STABILITY:-}" ] || has stability; then
   [ -n "${STABILITY_K:-}" ] && select=(-k "$STABILITY_K")
   step pytest-stability-gpu timeout "$left" "${PYTEST[@]}" --timeout="$left" "${SPREAD[@]}" -m gpu -v "${select[@]}" tests/gpu/test_stability_gpu.py
 fi
-echo "== status $status; archive $OUT/gpu-results.tar.gz"
+echo "== status $status after $SECONDS s; archive $OUT/gpu-results.tar.gz"
 exit "$status"

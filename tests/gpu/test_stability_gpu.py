@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 from pathlib import Path
 
 import pytest
 
-from autograder import grading, source
+from autograder import grading, source, stability
 from autograder import problem as problem_mod
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -24,26 +23,10 @@ TIMED = [p for p in problem_mod.all_problems() if problem_mod.has_speed_grade(p)
 pytestmark = pytest.mark.gpu
 
 
-def _summary(runs: dict) -> dict:
-    summary = {}
-    for name, rows in runs.items():
-        metrics = [r["metric"] for r in rows]
-        ratios = [r["ratios"] for r in rows]
-        summary[name] = {
-            "runs": len(rows),
-            "verdicts": sorted({r["status"] for r in rows}),
-            "false_rejections": sum(1 for r in rows if r["status"] != "PASS" or r["points"] != r["max_points"]),
-            "metric_mean": statistics.mean(metrics),
-            "metric_cv": statistics.pstdev(metrics) / statistics.mean(metrics) if len(metrics) > 1 else None,
-            "ratio_cv_per_size": [statistics.pstdev(col) / statistics.mean(col) for col in zip(*ratios, strict=True)] if len(rows) > 1 else None,
-        }
-    return summary
-
-
 def _save(folder: Path, name: str, rows: list) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     runs = {name: rows}
-    (folder / f"{name}.json").write_text(json.dumps({"runs": runs, "summary": _summary(runs)}, indent=2))
+    (folder / f"{name}.json").write_text(json.dumps({"runs": runs, "summary": stability.summarise(runs)}, indent=2))
 
 
 def _grade(problem) -> dict:
@@ -68,6 +51,6 @@ def test_reference_solution_grades_the_same_every_time(problem):
             }
         )
         _save(out, problem.name, rows)
-    summary = _summary({problem.name: rows})[problem.name]
+    summary = stability.summarise({problem.name: rows})[problem.name]
     assert summary["false_rejections"] == 0, summary
     assert summary["metric_cv"] is None or summary["metric_cv"] < 0.05, summary
