@@ -37,6 +37,11 @@ def summarise(runs: dict[str, list[dict]]) -> dict[str, dict]:
     return summary
 
 
+def record(runs: dict[str, list[dict]]) -> dict:
+    """What a record file holds: every grading, and the summary of them."""
+    return {"runs": runs, "summary": summarise(runs)}
+
+
 def _cv(values) -> float:
     mean = statistics.mean(values)
     return statistics.pstdev(values) / mean if mean else float("inf")
@@ -48,14 +53,12 @@ def merge(paths: list[Path]) -> dict:
     runs: dict[str, list[dict]] = {}
     sources: dict[str, list[str]] = {}
     for path in paths:
-        record = json.loads(Path(path).read_text())
-        for name, rows in record["runs"].items():
-            merged = runs.setdefault(name, [])
-            start = len(merged)
-            merged.extend({**row, "run": start + i} for i, row in enumerate(rows))
+        for name, rows in json.loads(Path(path).read_text())["runs"].items():
+            kept = runs.setdefault(name, [])
+            start = len(kept)
+            kept.extend({**row, "run": start + i} for i, row in enumerate(rows))
             sources.setdefault(name, []).append(f"{Path(path).parent.name}/{Path(path).name}")
-    runs = dict(sorted(runs.items()))
-    return {"runs": runs, "summary": summarise(runs), "sources": sources}
+    return {**record(dict(sorted(runs.items()))), "sources": sources}
 
 
 def _metric_name(name: str) -> str:
@@ -75,7 +78,7 @@ def _metric(value: float, label: str) -> str:
     return f"{value:.1%} {label}" if label == "of copy bandwidth" else f"{_ratio(value)}{label}"
 
 
-def markdown(record: dict, heading: str) -> str:
+def markdown(merged: dict, heading: str) -> str:
     """The table the book includes: one row per problem."""
     lines = [
         heading,
@@ -83,7 +86,7 @@ def markdown(record: dict, heading: str) -> str:
         "| exercise | gradings | verdicts | short of full marks | speed metric (mean) | its spread (CV) | ratio to the library per benchmark size (min-max) | largest ratio CV |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for name, s in record["summary"].items():
+    for name, s in merged["summary"].items():
         label = _metric_name(name)
         ranges = ", ".join(f"{_ratio(lo)}-{_ratio(hi)}x" for lo, hi in s["ratio_range_per_size"])
         cv = "n/a" if s["metric_cv"] is None else f"{s['metric_cv']:.2%}"
@@ -97,9 +100,9 @@ def markdown(record: dict, heading: str) -> str:
 
 def write(paths: list[Path], out: Path, heading: str) -> dict:
     """Merge ``paths`` and write ``out``.json and ``out``.md."""
-    record = merge(paths)
+    merged = merge(paths)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
-    out.with_suffix(".md").write_text(markdown(record, heading))
-    return record
+    out.with_suffix(".json").write_text(json.dumps(merged, indent=2) + "\n")
+    out.with_suffix(".md").write_text(markdown(merged, heading))
+    return merged

@@ -15,7 +15,7 @@ def _row(run, metric, ratios, status="PASS", points=4.0):
 
 
 def _write(path, name, rows):
-    path.write_text(json.dumps({"runs": {name: rows}, "summary": stability.summarise({name: rows})}))
+    path.write_text(json.dumps(stability.record({name: rows})))
     return path
 
 

@@ -55,7 +55,7 @@ has bench && ! has solutions && step bench "$PY" -m autograder bench --out "$WOR
 has book && step book-demos timeout 300 "$PY" tests/gpu/execute_book.py "$WORK/book"
 # pytest-timeout (in the GPU image) names the test and the line where anything hangs. Timing-sensitive
 # tests run one at a time; the adversarial verdicts, which only need the right verdict, run six at a
-# time (pytest-xdist); the stability runs (STABILITY=1) come last and get whatever time is left.
+# time (pytest-xdist); the stability runs (STEPS=stability) come last and get whatever time is left.
 PYTEST=("$PY" -m pytest -p no:cacheprovider -o addopts="" -rfE --timeout=150)
 # On a host with several GPUs, each pytest-xdist worker is pinned to one GPU (tests/conftest.py), so
 # the timing-sensitive steps run one test per GPU at a time and the others scale with the GPUs.
@@ -79,7 +79,7 @@ has exercises && step pytest-exercises-gpu timeout "${EXERCISES_S:-240}" "${PYTE
 # finishes, so a step cut off by its limit still names its failures.
 has adversarial && step pytest-isolation-gpu timeout "${ISOLATION_S:-150}" "${PYTEST[@]}" "${SPREAD[@]}" -m gpu -v -k "not test_verdict_on_gpu" tests/adversarial
 has adversarial && step pytest-adversarial-gpu timeout "${ADVERSARIAL_S:-300}" "${PYTEST[@]}" -m gpu -n $((${ADVERSARIAL_N:-6} * NGPU)) -v -k test_verdict_on_gpu tests/adversarial
-if [ -n "${STABILITY:-}" ] || has stability; then
+if has stability; then
   left=$((DEADLINE - SECONDS))
   # STABILITY_K picks problems (-k), STABILITY_RUNS the gradings of each: all 15 ten times do not
   # fit one call.

@@ -25,8 +25,7 @@ pytestmark = pytest.mark.gpu
 
 def _save(folder: Path, name: str, rows: list) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    runs = {name: rows}
-    (folder / f"{name}.json").write_text(json.dumps({"runs": runs, "summary": stability.summarise(runs)}, indent=2))
+    (folder / f"{name}.json").write_text(json.dumps(stability.record({name: rows}), indent=2))
 
 
 def _grade(problem) -> dict:
