@@ -146,5 +146,29 @@ _FALLBACK = {"bfloat16": "float16", "float16": "bfloat16", "tf32": "float32", "f
 
 def compute_peak(entry: dict, dtype: str = "float32") -> float:
     matmul = entry["matmul"]
-    name = dtype if dtype in matmul else _FALLBACK.get(dtype, "float32")
-    return float(matmul.get(name, matmul["float32"])["flop_per_s"])
+    for name in (dtype, _FALLBACK.get(dtype), "float32"):
+        if name in matmul:
+            return float(matmul[name]["flop_per_s"])
+    return float(next(iter(matmul.values()))["flop_per_s"])
+
+
+def measure_for(compute_dtype: str) -> dict:
+    """The ceilings one grading needs, measured by the judge in that grading: the copy bandwidth and
+    the matmul rate of ``compute_dtype`` (the physical floor and the roofline use nothing else).
+    The cache that ``doctor`` fills is never read for a grade: it lies where the learner can write."""
+    props = torch.cuda.get_device_properties(0)
+    entry = {"version": CACHE_VERSION, "device": props.name, "key": device_key(), "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "copy": measure_copy_bandwidth(), "matmul": {}}
+    dtype = compute_dtype if compute_dtype in ("float32", "tf32", "bfloat16", "float16", "float8_e4m3fn") else "float32"
+    if dtype == "float8_e4m3fn" and (props.major, props.minor) < (8, 9):
+        dtype = "float16"
+    if dtype in ("bfloat16", "tf32") and props.major < 8:
+        dtype = "float16" if dtype == "bfloat16" else "float32"
+    if dtype == "float8_e4m3fn":
+        entry["matmul"][dtype] = measure_fp8_matmul(8192)
+    elif dtype == "tf32":
+        entry["matmul"][dtype] = measure_matmul(torch.float32, 4096, tf32=True)
+    elif dtype == "float32":
+        entry["matmul"][dtype] = measure_matmul(torch.float32, 4096)
+    else:
+        entry["matmul"][dtype] = measure_matmul(getattr(torch, dtype), 8192 if props.major >= 8 else 4096)
+    return entry

@@ -1,17 +1,19 @@
-"""From a child's measurements to a verdict and points: the one place where grades are decided."""
+"""The grader's public calls: grade a function (from a notebook cell or a script) or a module's text.
+Each grading runs in a judge process of its own (autograder.sandbox); this module only starts it
+and shows what it decided."""
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
 import io
-import math
 import os
+import sys
 import warnings
 from collections.abc import Callable
 
 from . import problem as problem_mod
-from . import sandbox, source
+from . import sandbox, source, verdict
 
 
 def pick_device() -> str:
@@ -26,151 +28,40 @@ def pick_device() -> str:
         return "cpu"
 
 
-def _geomean(values: list[float]) -> float:
-    if not values or any(v <= 0 or not math.isfinite(v) for v in values):
-        return 0.0
-    return math.exp(sum(math.log(v) for v in values) / len(values))
+NESTED = (
+    "a grading cannot start inside a grading: the code being graded called the grader. Keep graded "
+    "calls out of the functions you hand in (in a script, under `if __name__ == \"__main__\":`)."
+)
 
 
-def _annotate_speed(problem, result: dict) -> None:
-    """Physical units and fractions of this GPU's ceilings for every benchmark row."""
-    from . import timing
-
-    entry = result.get("ceilings") or {}
-    if not entry:
-        return
-    copy_bw = float(entry["copy"]["bytes_per_s"])
-    matmul = entry.get("matmul", {})
-    peak = _peak(matmul, problem.compute_dtype)
-    for row in result["speed"]:
-        seconds = row["candidate"]["median_ms"] * 1e-3
-        intensity = row["flops"] / row["bytes_moved"] if row["bytes_moved"] else float("inf")
-        # The roofline's time for this work is the slower of moving its bytes and doing its FLOPs;
-        # written as times it also holds for work with no FLOPs (a transpose) or no bytes.
-        roofline_s = max(row["bytes_moved"] / copy_bw, row["flops"] / peak)
-        row["size_label"] = problem.size_label(_size_value(row["size"]))
-        row["copy_fraction"] = row["bandwidth"] / copy_bw
-        row["flop_per_s"] = row["flops"] / seconds
-        row["library_flop_per_s"] = row["flops"] / (row["library"]["median_ms"] * 1e-3)
-        row["intensity"] = intensity
-        row["peak_flop_per_s"] = peak
-        row["roofline_fraction"] = roofline_s / seconds
-        row["below_floor"] = row["candidate"]["median_ms"] < timing.FLOOR_SLACK * row["floor_ms"]
-        for extra in (row.get("extra_libraries") or {}).values():
-            extra["ratio"] = extra["median_ms"] / row["candidate"]["median_ms"]
-            extra["flop_per_s"] = row["flops"] / (extra["median_ms"] * 1e-3)
-
-
-def _peak(matmul: dict, dtype: str) -> float:
-    if not matmul:
-        return float("inf")
-    from . import ceilings
-
-    return ceilings.compute_peak({"matmul": matmul}, dtype)
-
-
-def _size_value(size):
-    """Sizes come back from the child as JSON: tuples as their repr."""
-    if isinstance(size, str):
-        import ast
-
-        try:
-            return ast.literal_eval(size)
-        except (ValueError, SyntaxError):
-            return size
-    return size
-
-
-def score(problem, result: dict, device: str) -> dict:
-    """Fill in the verdict and points. Correctness is all or nothing; speed points only follow a
-    correct, honest kernel, from the geometric mean over the benchmark sizes."""
-    result.setdefault("cases", [])
-    result.setdefault("speed", [])
-    result["title"] = problem.title
-    result["max_points"] = problem.max_points
-    result["max_points_here"] = problem.correctness_points + (problem.speed_points if device == "cuda" else 0.0)
-    correct_points = speed_points = 0.0
-    result["speed_note"] = ""
-    if not problem_mod.has_speed_grade(problem):
-        result["correctness_points"] = problem.correctness_points if result["status"] == "PASS" else 0.0
-        result["speed_points"] = 0.0
-        result["points"] = result["correctness_points"]
-        return result
-    if result["status"] == "PASS":
-        correct_points = problem.correctness_points
-        cpu_honesty = result.get("honesty") if device != "cuda" else None
-        if cpu_honesty and not cpu_honesty["ok"]:
-            result["status"] = "REJECT"
-            result["message"] = cpu_honesty["message"]
-            correct_points = 0.0
-        elif device != "cuda":
-            result["speed_note"] = "needs a GPU: speed is graded only on a GPU"
-        elif not result["speed"]:
-            result["speed_note"] = "speed was not measured"
-        else:
-            _annotate_speed(problem, result)
-            wrong = sum(r["wrong_timed_outputs"] for r in result["speed"])
-            honesty = result.get("honesty") or {"ok": False, "message": "the kernels of the call were not checked"}
-            if wrong:
-                result["status"] = "FAIL"
-                result["message"] = (
-                    f"{wrong} timed calls returned a wrong answer: the output must be computed by each call, "
-                    "from the inputs it is given (no caching, no skipped or deferred work)"
-                )
-                correct_points = 0.0
-            elif not honesty["ok"]:
-                result["status"] = "REJECT"
-                result["message"] = honesty["message"]
-                correct_points = 0.0
-            elif any(r["below_floor"] for r in result["speed"]):
-                result["status"] = "REJECT"
-                result["message"] = (
-                    "a time below the physical floor (bytes moved at this GPU's measured bandwidth, or FLOPs at its "
-                    "measured matmul rate): the timing was fooled"
-                )
-                correct_points = 0.0
-            else:
-                metric_name = problem.speed_scale.metric
-                per_size = [r["copy_fraction"] if metric_name == "copy_fraction" else r["ratio"] for r in result["speed"]]
-                metric = _geomean(per_size)
-                result["speed_metric"] = {"name": metric_name, "value": metric}
-                speed_points = problem.speed_points * problem.speed_scale.fraction(metric)
-    elif result["status"] == "NEEDS GPU":
-        result["speed_note"] = "needs a GPU"
-    result["correctness_points"] = correct_points
-    result["speed_points"] = round(speed_points, 2)
-    result["points"] = round(correct_points + speed_points, 2)
-    return result
-
-
-def needs_gpu_result(problem) -> dict:
-    return {
-        "problem": problem.name,
-        "status": "NEEDS GPU",
-        "message": f"{problem.title} {getattr(problem, 'needs_gpu_reason', 'runs CuPy kernels, which need an NVIDIA GPU')}; open this notebook in Colab with a GPU runtime",
-        "cases": [],
-        "speed": [],
-    }
+def inside_a_grading() -> bool:
+    """True in the grader's own processes (the judge and the worker that runs the learner's code)."""
+    main = getattr(sys.modules.get("__main__"), "__spec__", None)
+    return bool(os.environ.get("AUTOGRADER_GRADING")) or getattr(main, "name", "") in ("autograder._worker", "autograder._judge")
 
 
 def grade_source(problem, code: str, entry: str, device: str | None = None, speed: bool = True, timeout: float | None = None) -> dict:
-    """Grade ``entry`` defined in the module text ``code`` (in a child process)."""
+    """Grade ``entry`` defined in the module text ``code`` (in a judge process of its own)."""
     device = device or pick_device()
+    if inside_a_grading():
+        return verdict.score(problem, {"problem": problem.name, "status": "REFUSED", "message": NESTED, "cases": [], "speed": []}, device)
     if problem.needs_gpu and device != "cuda":
-        return score(problem, needs_gpu_result(problem), device)
-    result = sandbox.run(problem.name, problem.language, code, entry, device, speed=speed, timeout=timeout)
-    return score(problem, result, device)
+        return verdict.score(problem, verdict.needs_gpu_result(problem), device)
+    result = sandbox.run(problem.name, code, entry, device, speed=speed, timeout=timeout)
+    if "points" not in result:
+        result = verdict.score(problem, result, device)
+    return result
 
 
 def grade_function(problem_name: str, fn: Callable, device: str | None = None, speed: bool = True) -> dict:
     problem = problem_mod.get(problem_name)
     device = device or pick_device()
     if problem.needs_gpu and device != "cuda":
-        return score(problem, needs_gpu_result(problem), device)
+        return verdict.score(problem, verdict.needs_gpu_result(problem), device)
     try:
         code, entry = source.for_function(fn)
     except source.SourceError as exc:
-        return score(problem, {"problem": problem.name, "status": "ERROR", "message": str(exc)}, device)
+        return verdict.score(problem, {"problem": problem.name, "status": "ERROR", "message": str(exc)}, device)
     key = (problem.name, device, speed, entry, hashlib.sha256(code.encode()).hexdigest())
     if key not in _SESSION:
         # The correctness cell and the speed cell of one exercise share one grading run.

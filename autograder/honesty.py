@@ -1,57 +1,73 @@
-"""Whose kernel did the work? The profiler lists every kernel one call launches; the call must launch
-at least one kernel of the learner's own and no library kernel that computes the answer."""
+"""Whose kernels did the work? Decided in the judge from the learner's source and from the worker's
+profile of every call it made (the timed calls included).
+
+A kernel is the learner's only when it is named in the learner's source as a kernel they wrote: a
+function decorated with ``triton.jit`` (or autotune/heuristics over one), or a ``__global__``
+function in a CUDA source string (a CuPy RawKernel or RawModule). Everything else is library work:
+cuBLAS, cuDNN and ATen kernels, and generated code such as torch.compile's Triton kernels or
+CuPy's ElementwiseKernel/ReductionKernel templates, whatever they are called. The learner's
+kernels must also account for the GPU time the judge measured for the timed calls, so a profile
+that leaves out the kernels that did the work does not pass.
+"""
 
 from __future__ import annotations
 
+import ast
 import re
-from collections.abc import Callable
-from typing import Any
 
-import torch
-
-# Kernels that come from a library rather than from the learner's Triton or CUDA source.
-LIBRARY_KERNEL_PATTERNS = (
-    r"at::native",
-    r"at::cuda",
-    r"\bc10::",
-    r"cublas",
-    r"cutlass",
-    r"cudnn",
-    r"nvjet",
-    r"gemm",
-    r"gemv",
-    r"xmma",
-    r"flash",
-    r"fmha",
-    r"^void (sm\d+|ampere|hopper|turing|volta)_",
-    r"^(sm\d+|ampere|hopper|turing|volta)_",
-    r"^cupy_",
-    r"cub::",
-    r"thrust::",
-    r"elementwise_kernel",
-    r"reduce_kernel",
-)
-_LIBRARY = re.compile("|".join(LIBRARY_KERNEL_PATTERNS), re.IGNORECASE)
-# Marks only a library's compiled kernel carries (C++ namespaces, cuBLAS/cuDNN/CUTLASS families,
-# architecture-prefixed SASS kernels): a learner's kernel named like this is not taken as theirs.
-_UNMISTAKABLY_LIBRARY = re.compile(r"::|^void |cublas|cutlass|cudnn|nvjet|xmma|^(sm\d+|ampere|hopper|turing|volta)_", re.IGNORECASE)
-
-_TRITON_KERNEL = re.compile(r"@\s*(?:triton\s*\.\s*)?(?:jit|autotune|heuristics)\b[^\n]*\n(?:\s*@[^\n]*\n)*\s*def\s+(\w+)")
+# torch.compile (Inductor) names its generated Triton kernels like this; a learner's kernel may not.
+GENERATED_TRITON = re.compile(r"^triton_(poi|red|per|tem|for|unk|mm|bmm|helper|fused)_|^triton_.*fused")
 _CUDA_KERNEL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)")
+_TRITON_DECORATORS = {"jit", "autotune", "heuristics"}
+_TEMPLATES = {"ElementwiseKernel", "ReductionKernel", "fuse", "rawkernel"}
+# The own kernels must account for at least this share of the GPU time charged to a timed call.
+ACCOUNT_SHARE = 0.5
+# Calls shorter than this are dominated by launch and switch costs: no accounting for them.
+ACCOUNT_MIN_US = 20.0
+
+
+def _decorator_names(node: ast.FunctionDef) -> set[str]:
+    names = set()
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if isinstance(target, ast.Attribute):
+            names.add(target.attr)
+        elif isinstance(target, ast.Name):
+            names.add(target.id)
+    return names
 
 
 def own_kernel_names(code: str) -> set[str]:
-    """Names of the kernels the learner's code defines: Triton-decorated functions and CUDA
-    ``__global__`` functions in its source strings. A kernel of the learner's may then carry a name
-    such as ``flash_attention_kernel`` or ``sgemm_kernel`` without being taken for a library's."""
-    names = set(_TRITON_KERNEL.findall(code)) | set(_CUDA_KERNEL.findall(code))
-    return {n for n in names if not _UNMISTAKABLY_LIBRARY.search(n)}
+    """Kernels the learner wrote: Triton-decorated functions and ``__global__`` functions of CUDA
+    source strings. Names also given to a CuPy template kernel, and Inductor-style names, are not
+    theirs."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    triton, cuda, templated = set(), set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _decorator_names(node) & _TRITON_DECORATORS:
+            triton.add(node.name)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "__global__" in node.value:
+            cuda.update(_CUDA_KERNEL.findall(node.value))
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name in _TEMPLATES:
+                templated.update(_string_arguments(node))
+    return {n for n in triton if not GENERATED_TRITON.search(n)} | (cuda - templated)
+
+
+def _string_arguments(call: ast.Call) -> set[str]:
+    values = [*call.args, *(k.value for k in call.keywords)]
+    return {v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str) and v.value.isidentifier()}
 
 
 _MANGLED = re.compile(r"^_Z(\d+)")
 
 
-def _base_name(kernel: str) -> str:
+def base_name(kernel: str) -> str:
     """The function's own name in a profiler entry: ``sgemm(float const*, ...)``, a C++-mangled
     ``_Z5sgemmPKfS0_Pf`` and a plain ``sgemm`` all give ``sgemm``."""
     mangled = _MANGLED.match(kernel)
@@ -61,66 +77,80 @@ def _base_name(kernel: str) -> str:
     return re.split(r"[(<\s]", kernel.strip(), maxsplit=1)[0]
 
 
-def _is_library(kernel: str, own: set[str]) -> bool:
-    if _base_name(kernel) in own and not _UNMISTAKABLY_LIBRARY.search(kernel):
+def is_own(kernel: str, own: set[str]) -> bool:
+    """A launched kernel is the learner's when its base name is one of theirs and it carries none of
+    a compiled library's marks (C++ namespaces, template arguments, an architecture prefix)."""
+    if "::" in kernel or kernel.startswith("void ") or "<" in kernel:
         return False
-    return bool(_LIBRARY.search(kernel))
-_NOT_KERNELS = re.compile(r"^(Memcpy|Memset|cudaMemcpy|cudaMemset)", re.IGNORECASE)
+    return base_name(kernel) in own
 
 
-def launched_kernels(call: Callable[[], Any]) -> list[str]:
-    from torch.autograd import DeviceType
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        out = call()
-        torch.cuda.synchronize()
-    del out
-    names = []
-    for event in prof.events():
-        if event.device_type == DeviceType.CUDA and not _NOT_KERNELS.match(event.name):
-            names.append(event.name)
-    return names
-
-
-def judge(kernels: list[str], allowed_library: tuple[str, ...], own_names: set[str] = frozenset()) -> tuple[bool, str]:
-    allowed = re.compile("|".join(allowed_library)) if allowed_library else None
-    library = [k for k in kernels if _is_library(k, set(own_names))]
-    forbidden = [k for k in library if not (allowed and allowed.search(k))]
-    own = [k for k in kernels if not _is_library(k, set(own_names))]
-    if forbidden:
-        shown = "; ".join(sorted(set(_short(k) for k in forbidden))[:3])
-        return False, f"the timed call launched library kernels that do the work: {shown}. Write the kernel yourself."
-    if not own:
-        return False, "the profiler saw no kernel of yours during the call; the work must run in your own kernel"
-    return True, "kernels launched: " + ", ".join(sorted(set(_short(k) for k in own)))
+def judge_gpu(phases: dict[str, dict], own: set[str], allowed: tuple[str, ...], charged_us: dict[str, list[float]]) -> dict:
+    """``phases``: the worker's profile per phase (name -> {"kernels": [...]}); ``charged_us``:
+    timed phase name -> the judge's charge per call. Returns {"ok", "message", "kernels"}."""
+    allowed_re = re.compile("|".join(allowed)) if allowed else None
+    launched: dict[str, float] = {}
+    for seen in phases.values():
+        for k in seen.get("kernels", []):
+            launched[k["name"]] = launched.get(k["name"], 0.0) + float(k["total_us"])
+    library = sorted(k for k in launched if not is_own(k, own) and not (allowed_re and allowed_re.search(k)))
+    mine = sorted(k for k in launched if is_own(k, own))
+    shown = sorted(launched, key=lambda k: -launched[k])[:20]
+    if library:
+        names = "; ".join(_short(k) for k in library[:3])
+        return {"ok": False, "message": f"the calls launched kernels that are not yours (library or generated code): {names}. Write the kernel yourself.", "kernels": shown}
+    if not mine:
+        return {"ok": False, "message": "the profiler saw no kernel of yours during the calls; the work must run in a Triton kernel or a CUDA kernel you wrote", "kernels": shown}
+    for phase, charges in charged_us.items():
+        if not charges:
+            continue
+        kernels = phases.get(phase, {}).get("kernels", [])
+        own_per_call = sum(float(k["total_us"]) for k in kernels if is_own(k["name"], own)) / len(charges)
+        typical = sorted(charges)[len(charges) // 2]
+        if typical >= ACCOUNT_MIN_US and own_per_call < ACCOUNT_SHARE * typical:
+            return {
+                "ok": False,
+                "message": f"your kernels ran {own_per_call:.0f} us of the {typical:.0f} us each timed call took on the GPU ({phase}): the rest of the work ran somewhere the profiler did not attribute to you",
+                "kernels": shown,
+            }
+    return {"ok": True, "message": "kernels launched: " + ", ".join(_short(k) for k in mine), "kernels": shown}
 
 
 def _short(name: str, limit: int = 90) -> str:
     return name if len(name) <= limit else name[: limit - 3] + "..."
 
 
-# Without a GPU, the same question is asked of the ATen operators the call ran: the Triton
-# interpreter only allocates and copies, so any arithmetic operator means the library did the work.
+# Without a GPU, the same question is asked of the ATen operators the calls ran (on any thread the
+# profiler sees): the Triton interpreter only allocates and copies, so an arithmetic operator means
+# the library did the work.
 CPU_BOOKKEEPING_OPS = re.compile(
     r"^aten::(empty|empty_like|empty_strided|new_empty|new_empty_strided|set_|copy_|_to_copy|to|clone|"
     r"zeros|zeros_like|zero_|fill_|full|full_like|new_zeros|view|reshape|_reshape_alias|as_strided|"
     r"contiguous|detach|alias|lift_fresh|resolve_conj|resolve_neg|expand|t|transpose|permute|unsqueeze|"
-    r"squeeze|flatten|select|slice|item|_local_scalar_dense|is_nonzero|numel|size|stride|result_type)$"
+    r"squeeze|flatten|select|slice|item|_local_scalar_dense|is_nonzero|numel|size|stride|result_type|"
+    r"from_file|frombuffer|as_strided_|view_as|unbind|split|chunk|narrow|empty_permuted|_unsafe_view)$"
+)
+
+CPU_LIMITS = (
+    "On a CPU the grader sees the interpreted Triton kernels and the PyTorch operators; arithmetic done "
+    "by NumPy or compiled code outside PyTorch is not seen, so the honesty check is complete only on a GPU."
 )
 
 
-def cpu_operators(call: Callable[[], Any]) -> list[str]:
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        out = call()
-    del out
-    return [e.name for e in prof.events() if e.name.startswith("aten::")]
-
-
-def judge_cpu(operators: list[str]) -> tuple[bool, str]:
+def judge_cpu(operators: list[str], calls: list[dict], own: set[str]) -> dict:
+    """``calls``: per correctness call, what the interpreter recorded (the kernels run, and whether
+    the output is exactly what those kernels stored)."""
     computing = sorted({op for op in operators if not CPU_BOOKKEEPING_OPS.match(op)})
     if computing:
-        return False, f"the call ran PyTorch operators that compute the answer ({', '.join(computing[:5])}); write the kernel yourself"
-    return True, "no library operator computed the answer"
+        return {"ok": False, "message": f"the calls ran PyTorch operators that compute the answer ({', '.join(computing[:5])}); write the kernel yourself"}
+    for call in calls:
+        if not call:
+            continue
+        foreign = [k for k in call.get("kernels", []) if k not in own]
+        if foreign:
+            return {"ok": False, "message": f"the calls ran Triton kernels that are not in your code ({', '.join(foreign[:3])})"}
+        if not call.get("kernels"):
+            return {"ok": False, "message": "no Triton kernel of yours ran during the call; the work must run in your kernel"}
+        if not (call.get("output_stored") and call.get("output_is_what_was_stored")):
+            return {"ok": False, "message": "the output you returned is not what your kernel stored: it must be written by your kernel, not computed or changed afterwards"}
+    return {"ok": True, "message": "your Triton kernels wrote the output. " + CPU_LIMITS}

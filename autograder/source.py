@@ -4,7 +4,7 @@ From a notebook (its code cells, or the cells an IPython kernel has executed so 
 only what the graded function needs: every import, and the last definition of each name the function
 uses, followed transitively (a Triton kernel it launches, a RawKernel built at top level, a block-size
 constant). Cells that run experiments, print or time things are left out, so grading never re-runs
-them. A function defined in a plain ``.py`` file ships with its whole file.
+them. A function defined in a plain ``.py`` file is collected the same way from its file.
 """
 
 from __future__ import annotations
@@ -175,8 +175,10 @@ def for_function(fn: Callable) -> tuple[str, str]:
         raise SourceError("grade() needs a function defined with `def`, not a lambda or another callable")
     filename = code.co_filename
     if os.path.isfile(filename) and filename.endswith(".py"):
+        # Only the definitions the function needs: a script's top-level grade call (or anything
+        # else it runs) is not shipped, so grading a script never grades it again.
         with open(filename, encoding="utf-8") as f:
-            return f.read(), entry
+            return extract([f.read()], entry), entry
     cells = _ipython_cells()
     if cells is None:
         try:

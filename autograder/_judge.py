@@ -1,0 +1,299 @@
+"""The judge: one grading, in a process where the learner's code never runs.
+``python -m autograder._judge`` with the job as JSON on standard input; the result, as JSON, on
+standard output.
+
+It makes the inputs, computes the references and tolerances, measures this GPU's ceilings, times
+every call with its own events, and decides the verdict and points (autograder.verdict). The
+learner's code runs in a worker (autograder._worker) that it starts, sandboxes and ends with all
+its descendants; the library baseline runs in a second, trusted worker once the learner's is gone.
+Its own memory is closed to other processes (not dumpable).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import secrets
+import signal
+import sys
+import tempfile
+import time
+
+from . import osguard
+
+HELPER_MODULE = '''
+import torch
+from autograder import problem as _registry
+
+_problem = _registry.get({name!r})
+_names = {names!r}
+_null_out = torch.zeros(1, device="cuda")
+
+
+def library_entry(*args):
+    return _problem.library(**dict(zip(_names, args)))
+
+
+def null_entry(*args):
+    # One trivial kernel: the calls of every worker pay the same switch between contexts.
+    _null_out.zero_()
+    return _null_out
+
+
+def _extra(library):
+    return lambda *args: library(**dict(zip(_names, args)))
+
+
+for _index, (_, _library) in enumerate(_problem.extra_libraries):
+    globals()[f"extra_{_index}"] = _extra(_library)
+'''
+
+
+class Grading:
+    def __init__(self, job: dict) -> None:
+        from . import problem as problem_mod
+
+        self.job = job
+        self.problem = problem_mod.get(job["problem"])
+        self.device = job["device"]
+        self.deadline = time.monotonic() + float(job["timeout"])
+        self.workdir = job["workdir"]
+        self.shared_folder = tempfile.mkdtemp(prefix="shared-", dir=_shm_root())
+        self.result: dict = {"problem": self.problem.name, "status": "ERROR", "message": "", "cases": [], "speed": [], "device": self.device}
+        self.learner = self.helper = self.timer = None
+        self.phases: dict[str, dict] = {}
+        self.own_kernels: set[str] = set()
+        self.stopped = False
+
+    def remaining(self) -> float:
+        return max(1.0, self.deadline - time.monotonic())
+
+    def fail_hard(self, status: str, message: str, traceback: str | None = None) -> None:
+        """A verdict that ends the grading (an error, a crash, a time-out)."""
+        self.stopped = True
+        self.result.update(status=status, message=message)
+        if traceback:
+            self.result["traceback"] = traceback
+
+    def watch(self, session, phase: str, action: str) -> dict:
+        header, _ = session.ask({"op": "watch", "action": action}, timeout=self.remaining())
+        if action == "stop" and session is self.learner:
+            self.phases[phase] = header
+        return header
+
+    def select(self, session, entry: str) -> None:
+        header, _ = session.ask({"op": "load", "module": session.setup["module"], "entry": entry, "arguments": []}, timeout=self.remaining())
+        if not header.get("loaded"):
+            raise RuntimeError(f"the library helper could not load {entry}: {header}")
+
+    # -- the whole grading ----------------------------------------------------------------------------
+    def run(self) -> dict:
+        from . import problem as problem_mod
+        from .session import WorkerGone
+
+        kind = "exact" if problem_mod.is_exact(self.problem) else "measured" if problem_mod.is_measured(self.problem) else "kernel"
+        timed = kind == "kernel" and self.device == "cuda" and self.job.get("speed", True)
+        with open(self.job["module"], encoding="utf-8") as f:
+            source = f.read()
+        from . import honesty
+
+        self.own_kernels = honesty.own_kernel_names(source)
+        self.learner = self._start("learner", self.job["module"], self.job["entry"])
+        if timed:
+            self.helper = self._start("library", self._write_helper(), "library_entry")
+        try:
+            if self.device == "cuda" and kind != "exact":
+                from . import ceilings
+
+                self.result["ceilings"] = ceilings.measure_for(getattr(self.problem, "compute_dtype", "float32"))
+            if timed:
+                self._calibrate("before")
+            ready = self.learner.wait_ready()
+            self.result.update(versions=ready.get("versions"), sandbox=ready.get("sandbox"))
+            if ready.get("device_name"):
+                self.result["device_name"] = ready["device_name"]
+            if not self._load(kind):
+                return self.result
+            if kind == "exact":
+                self._exact()
+            elif kind == "measured":
+                self._measured()
+            else:
+                self._kernel(timed)
+        except WorkerGone as gone:
+            self.fail_hard(gone.status, str(gone))
+        finally:
+            for session in (self.learner, self.helper):
+                if session is not None:
+                    session.end()
+        return self.result
+
+    def _start(self, role: str, module: str, entry: str):
+        from .session import Session
+
+        folder = os.path.join(self.workdir, role)
+        os.makedirs(folder, exist_ok=True)
+        arguments = list(getattr(self.problem, "arguments", ()) or self._argument_names())
+        setup = {
+            "role": role, "device": self.device, "language": self.problem.language if role == "learner" else "python",
+            "module": module, "entry": entry, "problem": self.problem.name, "arguments": arguments,
+            "writable": [folder, self.shared_folder, *_device_files()],
+        }
+        return Session(setup, folder, os.path.join(folder, "output.log"), start_timeout=self.remaining())
+
+    def _argument_names(self) -> list[str]:
+        from . import problem as problem_mod
+
+        if problem_mod.is_exact(self.problem):
+            return list(self.problem.make_cases(0)[0])
+        return list(self.problem.make_inputs(self.problem.test_sizes[0], 0, "cpu"))
+
+    def _write_helper(self) -> str:
+        path = os.path.join(self.workdir, "library_helper.py")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(HELPER_MODULE.format(name=self.problem.name, names=self._argument_names()))
+        return path
+
+    def _load(self, kind: str) -> bool:
+        request = {"op": "load", "module": self.job["module"], "entry": self.job["entry"], "arguments": self.learner.setup["arguments"], "keywords": kind == "exact"}
+        header, _ = self.learner.ask(request, timeout=self.remaining())
+        if header.get("loaded"):
+            return True
+        error = header.get("error")
+        if error:
+            status = "COMPILE ERROR" if error.get("compile") else "ERROR"
+            self.fail_hard(status, f"your code failed while being loaded: {error['type']}: {error['message']}", error.get("traceback"))
+        else:
+            self.fail_hard("ERROR", header.get("missing", "your code could not be loaded"))
+        return False
+
+    # -- kinds ----------------------------------------------------------------------------------------
+    def _exact(self) -> None:
+        from . import exact, jsonable
+
+        for case in self.problem.make_cases(secrets.randbits(62)):
+            expected = self.problem.reference(**pickle.loads(pickle.dumps(case)))
+            shown = ", ".join(f"{k}={v!r}" for k, v in case.items())
+            header, _ = self.learner.ask({"op": "answer", "keywords": True}, pickle.dumps(case), timeout=self.remaining())
+            self.result["cases"].append(_answer_case(header, shown, lambda got, e=expected: exact.mismatch(got, e, self.problem.rel_tol), jsonable))
+        self._pass_if_all("your answers are right", "some answers are wrong")
+
+    def _measured(self) -> None:
+        from . import ceilings, jsonable, measured
+
+        entry = self.result["ceilings"]
+        bandwidth = ceilings.copy_bandwidth(entry)
+        ops = self.problem.make_ops(self.device)
+        answers = []
+        for index, op in enumerate(ops):
+            scalars = {"flops": op.flops, "bytes_moved": op.bytes_moved, "peak_flops": ceilings.compute_peak(entry, op.dtype), "bandwidth": bandwidth}
+            header, _ = self.learner.ask({"op": "answer", "measured_op": index}, pickle.dumps(scalars), timeout=self.remaining())
+            answers.append(header)
+        # The learner's process is gone before the judge measures the same operations itself.
+        self.learner.end()
+        for op, header in zip(ops, answers, strict=True):
+            peak = ceilings.compute_peak(entry, op.dtype)
+            seconds = {"once": measured.reference_seconds(op.call, self.device), "doubled": measured.reference_seconds(op.doubled, self.device) if op.doubled else None}
+            self.result["cases"].append(_answer_case(header, op.name, lambda got, op=op, peak=peak, seconds=seconds: _measured_mismatch(self.problem, got, op, peak, bandwidth, seconds), jsonable))
+        self._pass_if_all("your measurements agree with the grader's", "some of your measurements disagree with the grader's")
+
+    def _pass_if_all(self, good: str, bad: str) -> None:
+        if self.stopped:
+            return
+        passed = all(c["passed"] for c in self.result["cases"])
+        self.result.update(status="PASS" if passed else "FAIL", message=good if passed else bad)
+
+    def _kernel(self, timed: bool) -> None:
+        from .judging import KernelStages
+
+        stages = KernelStages(self)
+        stages.correctness()
+        if not (timed and self.result["status"] == "PASS"):
+            return
+        from . import speedrows
+
+        speedrows.measure(self, stages)
+
+    def _calibrate(self, when: str) -> None:
+        from . import crosstime
+        from .judging import KernelStages
+
+        if self.timer is None:
+            self.timer = crosstime.CrossTimer()
+        helper = self.helper
+        helper.wait_ready()
+        helper.ask({"op": "flags", "handle": self.timer.handle}, timeout=self.remaining())
+        raws = KernelStages(self).null_calls()
+        self.result.setdefault("calibration", {})[when] = {"switch_us": sorted(r.window_us for r in raws)[len(raws) // 2]}
+
+
+def _answer_case(header: dict, shown: str, mismatch, jsonable) -> dict:
+    if "error" in header:
+        error = header["error"]
+        return {"size": shown, "passed": False, "message": f"raised {error['type']}: {error['message'][:300]}"}
+    if "wrong_type" in header:
+        return {"size": shown, "passed": False, "message": header["wrong_type"]}
+    try:
+        got = jsonable.decode(header.get("answer"))
+    except ValueError:
+        return {"size": shown, "passed": False, "message": "the answer could not be read"}
+    found = mismatch(got)
+    return {"size": shown, "passed": found is None, "message": found or ""}
+
+
+def _measured_mismatch(problem, got, op, peak, bandwidth, seconds):
+    passed, message = problem.judge(got, op, peak, bandwidth, seconds)
+    return None if passed else (message or "does not agree with the grader's measurement")
+
+
+def _device_files() -> list[str]:
+    """Device files a worker opens for writing: the GPU's and /dev/null."""
+    import glob
+
+    return ["/dev/null", "/dev/zero", *glob.glob("/dev/nvidia*"), *glob.glob("/dev/dri/*")]
+
+
+def _shm_root() -> str | None:
+    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+
+def main() -> None:
+    job = json.loads(sys.stdin.read())
+    caller = os.getppid()
+    osguard.hide_memory()
+    osguard.become_subreaper()
+    # If the caller goes away (a notebook kernel restarted), end this grading and all it started.
+    signal.signal(signal.SIGTERM, lambda *_: (osguard.kill_descendants(os.getpid()), os._exit(1)))
+    osguard.die_with_parent(caller, signal.SIGTERM)
+    os.environ["AUTOGRADER_GRADING"] = "judge"
+    grading = None
+    try:
+        grading = Grading(job)
+        result = grading.run()
+    except BaseException as exc:  # noqa: BLE001 -- the judge always answers
+        result = {"problem": job.get("problem"), "status": "ERROR", "message": f"the grader failed: {type(exc).__name__}: {exc}", "cases": [], "speed": []}
+        if grading is not None:
+            result = {**grading.result, "status": "ERROR", "message": result["message"]}
+    osguard.kill_descendants(os.getpid())
+    if grading is not None:
+        _remove(grading.shared_folder)
+    try:
+        from . import verdict
+
+        result = verdict.finish(job, result)
+    except BaseException as exc:  # noqa: BLE001
+        result = {**result, "status": "ERROR", "message": f"the grader failed while scoring: {type(exc).__name__}: {exc}"}
+    sys.stdout.write(json.dumps({"nonce": job["nonce"], "result": result}, default=str))
+    sys.stdout.flush()
+    os._exit(0)
+
+
+def _remove(folder: str) -> None:
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,300 @@
+"""The worker: the only process that runs the learner's code (or, as the judge's trusted helper, the
+library's). ``python -m autograder._worker IN_FD OUT_FD JUDGE_PID``.
+
+It holds the learner's module, the inputs the judge shares with it and nothing else: no reference,
+no tolerance, no ceiling, no timer that counts. It calls the learner's function when asked and
+answers with where the output is (or the answer itself, as plain data) and facts about the call
+(which kernels ran, whether a canary was overwritten). The judge decides everything from those
+and from what it measured itself.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import os
+import sys
+import traceback
+
+from . import jsonable, osguard, wire
+
+COMPILE_ERRORS = {"CompilationError", "CompileTimeAssertionFailure", "OutOfResources", "CompileException", "UnsupportedLanguageConstruct", "SyntaxError"}
+
+
+def _error(exc: BaseException, module_path: str | None) -> dict:
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    frames = traceback.extract_tb(exc.__traceback__)
+    first = next((i for i, f in enumerate(frames) if module_path and f.filename == module_path), 0)
+    text = "".join(traceback.format_list(frames[first:]) + traceback.format_exception_only(type(exc), exc))
+    return {
+        "type": type(exc).__name__,
+        "message": str(exc)[:2000],
+        "traceback": text[-6000:],
+        "compile": bool(names & COMPILE_ERRORS),
+        "out_of_bounds": "OutOfBoundsAccess" in names,
+    }
+
+
+class Worker:
+    def __init__(self, setup: dict, out_fd: int) -> None:
+        self.setup, self.out_fd = setup, out_fd
+        self.device, self.language = setup["device"], setup["language"]
+        self.fn = None
+        self.module = None
+        self.inputs: dict[int, tuple[dict, list]] = {}
+        self.watch = None
+        self.flags = None
+        self.ops = None
+
+    def reply(self, header: dict, payload: bytes = b"") -> None:
+        sys.stdout.flush()
+        wire.send(self.out_fd, header, payload)
+
+    # -- set-up: libraries first, then the sandbox, then the learner's code -------------------------
+    def start(self) -> dict:
+        import torch
+
+        facts = {"versions": _versions(torch)}
+        if self.device == "cuda":
+            torch.cuda.init()
+            torch.cuda.current_stream()
+            facts["device_name"] = torch.cuda.get_device_name(0)
+        if self.language == "cupy":
+            import cupy
+
+            cupy.cuda.Device(0).use()
+        if self.language == "triton":
+            import triton  # noqa: F401  (compiled or interpreted before the sandbox closes)
+
+            from . import interpreter
+
+            guard = getattr(interpreter, "install_guard", None)
+            if guard is not None and os.environ.get("TRITON_INTERPRET") == "1":
+                guard()
+        if self.setup["role"] == "learner":
+            facts["ptrace_dropped"] = osguard.drop_ptrace()
+            facts["sandbox"] = osguard.confine(self.setup["writable"])
+        return facts
+
+    def load(self, request: dict) -> dict:
+        path, entry = request["module"], request["entry"]
+        if self.module is None:
+            spec = importlib.util.spec_from_file_location("learner_submission", path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules["learner_submission"] = module
+            try:
+                spec.loader.exec_module(module)
+            except BaseException as exc:  # noqa: BLE001 -- a failure while loading is the learner's verdict
+                return {"error": _error(exc, path), "while": "loading"}
+            self.module = module
+        fn = getattr(self.module, entry, None)
+        if not callable(fn):
+            return {"missing": f"no function named {entry!r} was found in your code"}
+        names = request["arguments"]
+        try:
+            signature = inspect.signature(fn)
+            signature.bind(**dict.fromkeys(names)) if request.get("keywords") else signature.bind(*names)
+        except TypeError:
+            return {"missing": f"{entry} must take {len(names)} arguments ({', '.join(names)}); yours is {entry}{inspect.signature(fn)}"}
+        except ValueError:
+            pass
+        self.fn = fn
+        return {"loaded": True}
+
+    # -- calls ---------------------------------------------------------------------------------------
+    def open_inputs(self, request: dict) -> dict:
+        from . import arrays, shared
+
+        tensors = shared.open_inputs(request["inputs"], self.device)
+        self.inputs[request["id"]] = (tensors, [arrays.to_learner(v, self.language) for v in tensors.values()])
+        return {"opened": True}
+
+    def call(self, request: dict) -> tuple[dict, bytes]:
+        """One call of the learner's function on shared inputs; with ``gate``, queued behind the
+        judge's go flag and followed by the done flag (a timed call)."""
+        from . import arrays, canary, shared
+
+        tensors, args = self.inputs[request["id"]]
+        gate = request.get("gate")
+        guard = canary.Guard(self.language, self.device, request.get("out_numel", 0), request.get("out_dtype")) if request.get("canary") else None
+        record = self._record_launches()
+        stream = None
+        if gate is not None:
+            import torch
+
+            from . import cuda_driver
+
+            stream = torch.cuda.current_stream()
+            cuda_driver.wait_value(stream, self.flags + 0, gate)
+        try:
+            with guard or _nothing(), record:
+                raw = self.fn(*args)
+        except BaseException as exc:  # noqa: BLE001 -- reported as this call's verdict
+            return {"error": _error(exc, self.setup.get("module"))}, b""
+        finally:
+            if gate is not None:
+                cuda_driver.write_value(stream, self.flags + 4, gate)
+        try:
+            out = arrays.from_learner(raw, self.language)
+        except TypeError as exc:
+            return {"wrong_type": str(exc)}, b""
+        for name, value in tensors.items():
+            if hasattr(value, "data_ptr") and arrays.overlaps(out, value):
+                return {"aliases": name}, b""
+        facts = {}
+        if guard is not None:
+            guard.settle()
+            facts["past_end"] = bool(guard.wrote_past_the_end(out))
+        if record is not _NOTHING:
+            facts["cpu_kernels"] = record.summary(out)
+        meta, payload = shared.describe_output(out)
+        return {"output": meta, **facts}, payload
+
+    def _record_launches(self):
+        if self.device == "cpu" and self.language == "triton" and self.setup["role"] == "learner":
+            from . import interpreter
+
+            start = getattr(interpreter, "record_launches", None)
+            if start is not None:
+                return _LaunchSummary(start())
+        return _NOTHING
+
+    def answer(self, request: dict, payload: bytes) -> dict:
+        """An exact or measured exercise: the learner's function on the judge's arguments, its
+        answer returned as plain data."""
+        import pickle
+
+        kwargs = pickle.loads(payload)
+        if request.get("measured_op") is not None:
+            kwargs = self._measured_arguments(request["measured_op"], kwargs)
+        try:
+            got = self.fn(**kwargs) if request.get("keywords") else self.fn(*kwargs.values())
+        except BaseException as exc:  # noqa: BLE001
+            return {"error": _error(exc, self.setup.get("module"))}
+        try:
+            return {"answer": jsonable.encode(got)}
+        except jsonable.NotPlainData as exc:
+            return {"wrong_type": f"your function returned {exc}"}
+
+    def _measured_arguments(self, index: int, scalars: dict) -> dict:
+        from . import problem as problem_mod
+
+        if self.ops is None:
+            self.ops = problem_mod.get(self.setup["problem"]).make_ops(self.device)
+        op = self.ops[index]
+        available = {"op": op.call, "op_doubled": op.doubled, **scalars}
+        return {name: available[name] for name in self.setup["arguments"]}
+
+    def watch_kernels(self, request: dict) -> dict:
+        from . import watch
+
+        if request["action"] == "start":
+            self.watch = watch.Watch(self.device)
+            self.watch.start()
+            return {"watching": True}
+        seen = self.watch.stop() if self.watch else {}
+        self.watch = None
+        return seen
+
+    def serve(self, in_fd: int) -> None:
+        handlers = {
+            "load": lambda r, p: (self.load(r), b""),
+            "inputs": lambda r, p: (self.open_inputs(r), b""),
+            "drop": lambda r, p: ({"dropped": self.inputs.pop(r["id"], None) is not None}, b""),
+            "call": lambda r, p: self.call(r),
+            "answer": lambda r, p: (self.answer(r, p), b""),
+            "watch": lambda r, p: (self.watch_kernels(r), b""),
+            "flags": lambda r, p: (self._open_flags(r), b""),
+        }
+        while True:
+            request, payload = wire.receive(in_fd)
+            if request["op"] == "quit":
+                return
+            header, data = handlers[request["op"]](request, payload)
+            self.reply(header, data)
+            if request.get("gate") is not None:
+                # The reply goes first, so the judge can queue its read of the output while the GPU
+                # still works; then wait for our own work before the next request.
+                import torch
+
+                torch.cuda.synchronize()
+
+    def _open_flags(self, request: dict) -> dict:
+        from . import cuda_driver
+
+        if self.flags is None:
+            self.flags = cuda_driver.ipc_open(request["handle"])
+        return {"flags": True}
+
+
+class _Nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NOTHING = _Nothing()
+
+
+def _nothing():
+    return _Nothing()
+
+
+class _LaunchSummary:
+    """The interpreter's record of one call, reduced to the facts the judge needs on a CPU."""
+
+    def __init__(self, context) -> None:
+        self._context = context
+        self.record = None
+
+    def __enter__(self):
+        self.record = self._context.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._context.__exit__(*exc)
+
+    def summary(self, out) -> dict:
+        stored, equal = self.record.written_by_kernels(out)
+        return {
+            "kernels": sorted({k if isinstance(k, str) else k[0] for k in self.record.kernels()}),
+            "output_stored": bool(stored),
+            "output_is_what_was_stored": bool(equal),
+        }
+
+
+def _versions(torch) -> dict:
+    import platform
+
+    versions = {"python": platform.python_version(), "torch": torch.__version__}
+    for name in ("triton", "cupy"):
+        try:
+            versions[name] = __import__(name).__version__
+        except Exception:  # noqa: BLE001 -- a missing or broken optional package is just absent
+            versions[name] = None
+    if torch.cuda.is_available():
+        versions["cuda"] = torch.version.cuda
+    return versions
+
+
+def main() -> None:
+    in_fd, out_fd, judge_pid = (int(a) for a in sys.argv[1:4])
+    osguard.die_with_parent(judge_pid)
+    setup, _ = wire.receive(in_fd)
+    worker = Worker(setup, out_fd)
+    try:
+        worker.reply({"ready": worker.start()})
+        worker.serve(in_fd)
+    except wire.WireError:
+        pass
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        # Learner code may have left threads or GPU work behind; leave without waiting for them.
+        os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

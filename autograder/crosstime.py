@@ -1,0 +1,180 @@
+"""Timing a call that runs in another process with the judge's own CUDA events.
+
+The worker queues the learner's call behind a wait on a "go" word in device memory and writes a
+"done" word after it; the judge's stream does [refill the inputs][flush L2][spin][T0][write go]
+[wait done][T1], then reads the output through IPC right after [Tcs][copy][Tc]. The GPU runs one
+process's context at a time, so whatever the worker did before T1 is inside [T0, T1], and an
+output that is complete at the copy was computed before it. The worker's own clocks are never read.
+
+What the judge charges a call is T1 - T0 less the switch cost between the two contexts (measured
+by the trusted helper with the same protocol on a trivial kernel), and more whenever something
+looks off: if the judge's own work before T0 took longer than it does with an idle worker (the
+worker was running), if the copy started late (the worker's answer came after its work) or ran
+long, the charge runs from the earliest point the work could have begun to the latest point the
+output was proven complete.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import torch
+
+from . import cuda_driver, timing
+
+# Head start: GPU work queued before T0 while the worker launches its call, so its launch latency
+# stays outside the window. Grows (up to the cap) when a call's answer comes after its GPU work.
+SPIN_US = 300.0
+MAX_SPIN_US = 4000.0
+# A segment of the judge's own work is "disturbed" when it runs this much longer than with an idle worker.
+SLACK_FACTOR, SLACK_US = 1.25, 30.0
+# A copy queued before the output was done starts within this long after T1.
+PROMPT_COPY_US = 20.0
+
+
+class Rescued(Exception):
+    """The worker failed mid-call; the judge released its own stream."""
+
+
+@dataclass
+class Raw:
+    """One call's event times in microseconds, from the judge's events only."""
+
+    pre_us: float  # refill + flush + spin, before T0
+    window_us: float  # T0 -> T1
+    copy_gap_us: float  # T1 -> start of the judge's copy of the output
+    copy_us: float  # the copy itself
+    inner_us: float = 0.0  # trusted helper only: its own kernel time inside the window
+
+
+@dataclass
+class Reference:
+    """The same segments with the trusted helper, which does nothing outside its calls."""
+
+    switch_us: float
+    pre_us: float
+    copy_us: float
+
+
+def charge(raw: Raw, ref: Reference) -> tuple[float, list[str]]:
+    """Microseconds charged to one call, and what made the charge larger than its window."""
+    charged, why = raw.window_us, []
+    if raw.pre_us > SLACK_FACTOR * ref.pre_us + SLACK_US:
+        charged = max(charged, raw.pre_us + raw.window_us - ref.pre_us)
+        why.append("GPU work of the worker ran while the judge prepared the call")
+    if raw.copy_gap_us > PROMPT_COPY_US:
+        charged = max(charged, raw.window_us + raw.copy_gap_us)
+        why.append("the call returned after its GPU work ended")
+    if raw.copy_us > SLACK_FACTOR * ref.copy_us + SLACK_US:
+        charged = max(charged, raw.window_us + raw.copy_gap_us + raw.copy_us - ref.copy_us)
+        why.append("the worker's GPU work ran during the judge's read of the output")
+    return max(charged - ref.switch_us, 0.0), why
+
+
+def reference_from(null_calls: list[Raw], sized_calls: list[Raw]) -> Reference:
+    return Reference(
+        switch_us=statistics.median(r.window_us - r.inner_us for r in null_calls),
+        pre_us=statistics.median(r.pre_us for r in sized_calls),
+        copy_us=statistics.median(r.copy_us for r in sized_calls),
+    )
+
+
+class CrossTimer:
+    def __init__(self) -> None:
+        torch.cuda.init()
+        self.stream = torch.cuda.Stream()
+        self.rescue_stream = torch.cuda.Stream()
+        self.flags = cuda_driver.Block(8)
+        self.flags.tensor(torch.int32, (2,)).zero_()
+        torch.cuda.synchronize()
+        props = torch.cuda.get_device_properties(0)
+        l2_bytes = getattr(props, "L2_cache_size", 0) or (50 << 20)
+        with torch.cuda.stream(self.stream):
+            self._flush = torch.empty(max(2 * l2_bytes, 64 << 20) // 4, dtype=torch.float32, device="cuda")
+        self._events = [torch.cuda.Event(enable_timing=True) for _ in range(6)]
+        self.persisting_l2 = timing._PersistingL2()
+        self._cycles_per_us = timing.Timer._calibrate_head_start() / timing.HEAD_START_US or 1000.0
+        self.spin_us = SPIN_US
+        self.calls = 0
+
+    @property
+    def handle(self) -> str:
+        return self.flags.handle
+
+    def call(self, send: Callable[[int], None], receive: Callable[[], dict], refill: Callable[[], None], read: Callable[[dict], torch.Tensor | None], deadline_s: float) -> tuple[Raw, dict, torch.Tensor | None]:
+        """One timed call: ``send(gate)`` asks the worker for it, ``receive()`` gets its answer,
+        ``read(answer)`` returns the worker's output (a view through IPC) or None. Returns the
+        event times, the answer and the judge's own copy of the output."""
+        self.calls += 1
+        gate = self.calls
+        e_pre, e_t0, e_t1, e_copy0, e_copy1 = self._events[:5]
+        go, done = self.flags.ptr, self.flags.ptr + 4
+        with torch.cuda.stream(self.stream):
+            e_pre.record()
+            refill()
+            self.persisting_l2.reset()
+            self._flush.zero_()
+            torch.cuda._sleep(int(self.spin_us * self._cycles_per_us))
+            e_t0.record()
+            cuda_driver.write_value(self.stream, go, gate)
+            cuda_driver.wait_value(self.stream, done, gate)
+            e_t1.record()
+        send(gate)
+        try:
+            answer = receive()
+            view = read(answer)
+        except BaseException:
+            self._release(done, gate)
+            raise
+        copy = None
+        with torch.cuda.stream(self.stream):
+            e_copy0.record()
+            if view is not None:
+                copy = torch.empty_like(view, memory_format=torch.contiguous_format)
+                copy.copy_(view)
+            e_copy1.record()
+        if not _wait(e_copy1, deadline_s):
+            self._release(done, gate)
+            raise Rescued("the GPU work of the call did not finish in time")
+        raw = Raw(
+            pre_us=e_pre.elapsed_time(e_t0) * 1e3,
+            window_us=e_t0.elapsed_time(e_t1) * 1e3,
+            copy_gap_us=e_t1.elapsed_time(e_copy0) * 1e3,
+            copy_us=e_copy0.elapsed_time(e_copy1) * 1e3,
+            inner_us=float(answer.get("inner_us", 0.0)) if isinstance(answer, dict) else 0.0,
+        )
+        if raw.copy_gap_us > PROMPT_COPY_US:
+            # The answer came after the GPU had finished: start the next call's GPU work later.
+            self.spin_us = min(MAX_SPIN_US, self.spin_us * 2)
+        return raw, answer, copy
+
+    def _release(self, done: int, gate: int) -> None:
+        """Write the done word from a stream of the judge's own, so its timing stream never waits
+        for a worker that is gone."""
+        cuda_driver.write_value(self.rescue_stream, done, gate)
+        _wait_stream(self.stream, 30.0)
+
+
+def _wait(event: torch.cuda.Event, deadline_s: float) -> bool:
+    limit = time.monotonic() + deadline_s
+    while not event.query():
+        if time.monotonic() > limit:
+            return False
+        time.sleep(20e-6)
+    return True
+
+
+def _wait_stream(stream: torch.cuda.Stream, deadline_s: float) -> bool:
+    limit = time.monotonic() + deadline_s
+    while not stream.query():
+        if time.monotonic() > limit:
+            return False
+        time.sleep(1e-4)
+    return True
+
+
+def as_dict(raw: Raw) -> dict:
+    return asdict(raw)

@@ -1,0 +1,227 @@
+"""The judge's stages for a kernel exercise: correctness cases, timed calls, and the library's timed
+calls in the trusted helper. Every input, reference, tolerance and timing stays in the judge; the
+worker only receives inputs and returns where its output is."""
+
+from __future__ import annotations
+
+import secrets
+import statistics
+import time
+
+import torch
+
+from . import checking, crosstime, shared, timing
+from .session import WorkerGone
+
+WARMUP_CALLS = 3
+
+
+def _synchronize(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+class KernelStages:
+    def __init__(self, grading) -> None:
+        self.g = grading
+        self.problem = grading.problem
+        self.device = grading.device
+        self.out_dtype = getattr(torch, self.problem.out_dtype)
+        self.reader = shared.OutputReader() if self.device == "cuda" else None
+        self._ids = 0
+
+    # -- correctness --------------------------------------------------------------------------------
+    def correctness(self) -> None:
+        g = self.g
+        g.watch(g.learner, "correctness", "start")
+        cpu_calls = []
+        for size in self.problem.sizes_for(self.device):
+            case, facts = self._case(size)
+            g.result["cases"].append(case)
+            cpu_calls.append(facts.get("cpu_kernels"))
+            if g.stopped:
+                break
+        seen = g.watch(g.learner, "correctness", "stop")
+        if g.stopped:
+            return
+        passed = all(c["passed"] for c in g.result["cases"])
+        g.result["status"] = "PASS" if passed else "FAIL"
+        g.result["message"] = "all cases correct" if passed else "some cases are wrong"
+        if passed and self.device == "cpu" and self.problem.language == "triton":
+            from . import honesty
+
+            g.result["honesty"] = honesty.judge_cpu(seen.get("operators", []), cpu_calls, g.own_kernels)
+
+    def _case(self, size) -> tuple[dict, dict]:
+        p, g = self.problem, self.g
+        inputs = p.make_inputs(size, secrets.randbits(62), self.device)
+        reference = p.reference(**inputs)
+        tol = checking.derive_tolerance(reference, p.library(**inputs), self.out_dtype, p.tolerance_factor)
+        shared_inputs = shared.Inputs(inputs, self.device, g.shared_folder)
+        _synchronize(self.device)
+        label = _size_repr(size)
+        try:
+            answer, payload = self._ask_call(g.learner, shared_inputs, {"canary": True, "out_numel": reference.numel(), "out_dtype": p.out_dtype})
+        except WorkerGone as gone:
+            g.fail_hard(gone.status, str(gone))
+            return {"size": label, "passed": False, "message": str(gone)}, {}
+        finally:
+            shared_inputs.release()
+        if "error" in answer:
+            error = answer["error"]
+            if error.get("out_of_bounds"):
+                return {"size": label, "passed": False, "message": error["message"]}, answer
+            g.fail_hard("COMPILE ERROR" if error.get("compile") else "ERROR", f"your function raised {error['type']} at size {label}: {error['message'][:300]}", error.get("traceback"))
+            return {"size": label, "passed": False, "message": f"{error['type']}: {error['message'][:500]}"}, answer
+        message = self._screen_output(answer, reference)
+        out = None if message else self._read(answer, payload)
+        _synchronize(self.device)
+        if message is None:
+            for name, value in inputs.items():
+                if isinstance(value, torch.Tensor) and not torch.equal(shared_inputs.tensors[name], value):
+                    message = f"your function changed its input {name!r}; inputs must be left as they are"
+                    break
+        if message is None and answer.get("past_end"):
+            message = "your kernel wrote past the end of the output: mask the blocks at the edges (store only indices inside the output)"
+        if message is not None:
+            return {"size": label, "passed": False, "message": message}, answer
+        ok, worst, mismatches = checking.compare(out, reference, tol)
+        allowed = tol.atol + tol.rtol * (float(reference.abs().max()) if reference.numel() else 0.0)
+        if ok:
+            return {"size": label, "passed": True, "message": "", "max_error": worst, "allowed_error": allowed, "mismatches": []}, answer
+        wrong = checking.count_wrong(out, reference, tol)
+        return {"size": label, "passed": False, "message": f"{wrong} wrong values", "max_error": worst, "allowed_error": allowed, "mismatches": mismatches}, answer
+
+    def _ask_call(self, session, shared_inputs, extra: dict) -> tuple[dict, bytes]:
+        self._ids += 1
+        header, _ = session.ask({"op": "inputs", "id": self._ids, "inputs": shared_inputs.describe()}, timeout=self.g.remaining())
+        if not header.get("opened"):
+            raise WorkerGone("ERROR", "the worker could not open the inputs")
+        answer = session.ask({"op": "call", "id": self._ids, **extra}, timeout=self.g.remaining())
+        session.ask({"op": "drop", "id": self._ids}, timeout=self.g.remaining())
+        return answer
+
+    def _screen_output(self, answer: dict, reference: torch.Tensor) -> str | None:
+        if "wrong_type" in answer:
+            return f"wrong output type: {answer['wrong_type']}"
+        if "aliases" in answer:
+            return f"output shares memory with the input {answer['aliases']!r}; return a new tensor"
+        meta = answer.get("output")
+        if not isinstance(meta, dict):
+            return "no output came back"
+        if meta.get("device") != self.device:
+            return f"output is on {meta.get('device')}, the inputs are on {self.device}"
+        if meta.get("dtype") != self.problem.out_dtype:
+            return f"output dtype is {meta.get('dtype')}, expected {self.problem.out_dtype}"
+        if tuple(meta.get("shape", ())) != tuple(reference.shape):
+            return f"output shape is {tuple(meta.get('shape', ()))}, expected {tuple(reference.shape)}"
+        if not meta.get("contiguous"):
+            return f"output strides are {tuple(meta.get('strides', ()))}, expected a contiguous tensor"
+        return None
+
+    def _read(self, answer: dict, payload: bytes) -> torch.Tensor:
+        meta = answer["output"]
+        if self.device == "cuda":
+            out = self.reader.view(meta).clone()
+            self.reader.close()
+            return out
+        return shared.output_from_bytes(meta, payload)
+
+    # -- timed calls --------------------------------------------------------------------------------
+    def timed(self, session, entry_size, seed: int, check: bool, phase: str | None) -> dict:
+        """Warm-up and timed calls of ``session``'s function at one size; returns the raw event
+        times and how many timed outputs were wrong."""
+        p, g, timer = self.problem, self.g, self.g.timer
+        private = p.make_inputs(entry_size, seed, "cuda")
+        generator = torch.Generator(device="cuda").manual_seed(seed ^ 0x5EED)
+        with torch.cuda.stream(timer.stream):
+            shared_inputs = shared.Inputs(private, "cuda")
+            if check:
+                reference = p.reference(**private)
+                tol = checking.derive_tolerance(reference, p.library(**private), self.out_dtype, p.tolerance_factor)
+                loop_tol = checking.Tolerance(atol=2 * tol.atol + tol.library_max_error, rtol=2 * tol.rtol, library_max_error=0.0)
+                del reference
+        torch.cuda.synchronize()
+        self._ids += 1
+        inputs_id = self._ids
+        session.ask({"op": "inputs", "id": inputs_id, "inputs": shared_inputs.describe()}, timeout=g.remaining())
+
+        def refill() -> None:
+            for name, value in private.items():
+                if isinstance(value, torch.Tensor) and value.is_floating_point():
+                    value.normal_(generator=generator)
+                    shared_inputs.tensors[name].copy_(value)
+
+        def one_call() -> tuple[crosstime.Raw, bool]:
+            raw, answer, copy = timer.call(
+                send=lambda gate: session.send_only({"op": "call", "id": inputs_id, "gate": gate}),
+                receive=lambda: session.receive(g.remaining(), "a timed call")[0],
+                refill=refill,
+                read=lambda answer: self.reader.view(answer["output"]) if "output" in answer else None,
+                deadline_s=g.remaining(),
+            )
+            if "error" in answer:
+                raise WorkerGone("ERROR", f"your function raised {answer['error']['type']} in a timed call: {answer['error']['message'][:300]}")
+            ok = True
+            if check:
+                with torch.cuda.stream(timer.stream):
+                    expected = p.library(**private)
+                    try:
+                        ok = copy is not None and tuple(copy.shape) == tuple(expected.shape) and checking.compare(copy, expected, loop_tol)[0]
+                    except (TypeError, RuntimeError):
+                        ok = False
+                torch.cuda.synchronize()
+            return raw, ok
+
+        if phase:
+            g.watch(session, f"warm-up {phase}", "start")
+        for _ in range(WARMUP_CALLS):
+            one_call()
+        if phase:
+            g.watch(session, f"warm-up {phase}", "stop")
+            g.watch(session, phase, "start")
+        raws, wrong, started = [], 0, time.monotonic()
+        while len(raws) < timing.MAX_CALLS:
+            raw, ok = one_call()
+            raws.append(raw)
+            wrong += 0 if ok else 1
+            enough = len(raws) >= timing.MIN_CALLS and sum(r.window_us for r in raws) * 1e-6 >= timing.TIMED_SECONDS
+            if enough or (len(raws) >= timing.MIN_CALLS and time.monotonic() - started > 20.0):
+                break
+        if phase:
+            g.watch(session, phase, "stop")
+        self.reader.close()
+        session.ask({"op": "drop", "id": inputs_id}, timeout=g.remaining())
+        return {"raws": raws, "wrong": wrong}
+
+    def null_calls(self, count: int = 20) -> list[crosstime.Raw]:
+        """The helper's trivial calls: the cost of switching contexts, for subtraction."""
+        g, timer = self.g, self.g.timer
+        g.select(g.helper, "null_entry")
+        self._ids += 1
+        g.helper.ask({"op": "inputs", "id": self._ids, "inputs": []}, timeout=g.remaining())
+        raws = []
+        for _ in range(count + 2):
+            raw, _, _ = timer.call(
+                send=lambda gate: g.helper.send_only({"op": "call", "id": self._ids, "gate": gate}),
+                receive=lambda: g.helper.receive(g.remaining(), "a calibration call")[0],
+                refill=lambda: None,
+                read=lambda answer: self.reader.view(answer["output"]),
+                deadline_s=g.remaining(),
+            )
+            raws.append(raw)
+        self.reader.close()
+        return raws[2:]
+
+
+def _size_repr(size):
+    return size if isinstance(size, (int, float, str)) else repr(size)
+
+
+def summarise(charges_us: list[float]) -> dict:
+    ms = [c * 1e-3 for c in charges_us]
+    return timing.Timing.of(ms).__dict__ if ms else {"median_ms": float("nan"), "stderr_ms": float("nan"), "calls": 0}
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")

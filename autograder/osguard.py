@@ -1,0 +1,190 @@
+"""What the operating system enforces around a grading: no process outlives it, the learner's process
+cannot read or signal the judge, and (where the kernel has Landlock) it writes only to its own folder.
+
+All of it is Linux-specific and best effort elsewhere: each function says whether it took effect.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import time
+
+_LINUX = sys.platform.startswith("linux")
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_CAPBSET_DROP = 24
+PR_SET_CHILD_SUBREAPER = 36
+PR_SET_NO_NEW_PRIVS = 38
+CAP_SYS_PTRACE = 19
+SYS_CAPGET, SYS_CAPSET = 125, 126
+SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
+_libc = ctypes.CDLL(None, use_errno=True) if _LINUX else None
+
+
+def _prctl(option: int, value: int) -> bool:
+    return bool(_libc) and _libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0) == 0
+
+
+def die_with_parent(parent_pid: int, sig: int = signal.SIGKILL) -> None:
+    """Get ``sig`` when the parent dies; exit at once if it already has (the race before prctl)."""
+    _prctl(PR_SET_PDEATHSIG, sig)
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def become_subreaper() -> bool:
+    """Orphans among this process's descendants (a learner's double fork) become its children, so
+    :func:`kill_descendants` still finds them."""
+    return _prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def hide_memory() -> bool:
+    """Not dumpable: processes of the same user without CAP_SYS_PTRACE cannot read /proc/PID/mem
+    or attach a debugger, so the judge's references stay out of the learner's reach."""
+    return _prctl(PR_SET_DUMPABLE, 0)
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def drop_ptrace() -> bool:
+    """Give up CAP_SYS_PTRACE (root in Colab has it): without it, a non-dumpable process of the same
+    user cannot be read. Also from the bounding set, so nothing this process starts regains it."""
+    if not _libc:
+        return False
+    _prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE)
+    header = _CapHeader(0x20080522, 0)
+    data = (_CapData * 2)()
+    if _libc.syscall(SYS_CAPGET, ctypes.byref(header), data) != 0:
+        return False
+    mask = ~(1 << CAP_SYS_PTRACE) & 0xFFFFFFFF
+    data[0].effective &= mask
+    data[0].permitted &= mask
+    data[0].inheritable &= mask
+    return _libc.syscall(SYS_CAPSET, ctypes.byref(header), data) == 0
+
+
+# Landlock filesystem rights (ABI 1-3): everything that creates, changes or removes a file.
+_FS_WRITE = (1 << 1) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12)
+_FS_REFER, _FS_TRUNCATE = 1 << 13, 1 << 14
+_SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def confine(writable: list[str]) -> str:
+    """Landlock this process and its future children: files may be created or changed only beneath
+    ``writable``; processes outside the sandbox cannot be traced (Landlock forbids it) nor, from
+    ABI 6, signalled. Returns what took effect, in words."""
+    if not _libc:
+        return "no filesystem sandbox (not Linux)"
+    abi = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    if abi < 1:
+        return "no filesystem sandbox (this kernel has no Landlock)"
+    handled = _FS_WRITE | (_FS_REFER if abi >= 2 else 0) | (_FS_TRUNCATE if abi >= 3 else 0)
+    scoped = (_SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL) if abi >= 6 else 0
+    attr = _RulesetAttr(handled, 0, scoped)
+    size = ctypes.sizeof(attr) if abi >= 6 else ctypes.sizeof(ctypes.c_uint64)
+    ruleset = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+    if ruleset < 0:
+        return f"no filesystem sandbox (landlock_create_ruleset: {os.strerror(ctypes.get_errno())})"
+    try:
+        for path in writable:
+            if not os.path.exists(path):
+                continue
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            try:
+                rights = handled if os.path.isdir(path) else handled & ((1 << 1) | _FS_TRUNCATE)
+                rule = _PathBeneath(rights, fd)
+                _libc.syscall(SYS_LANDLOCK_ADD_RULE, ruleset, ctypes.c_int(1), ctypes.byref(rule), ctypes.c_uint32(0))
+            finally:
+                os.close(fd)
+        _prctl(PR_SET_NO_NEW_PRIVS, 1)
+        if _libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset, ctypes.c_uint32(0)) != 0:
+            return f"no filesystem sandbox (landlock_restrict_self: {os.strerror(ctypes.get_errno())})"
+    finally:
+        os.close(ruleset)
+    return f"Landlock ABI {abi}: writes only beneath the grading's own folders" + (", no signals out" if scoped else "")
+
+
+def _children(live_only: bool = True) -> dict[int, list[int]]:
+    """Parent id -> child ids, from /proc; zombies (dead, waiting to be collected) left out unless
+    ``live_only`` is false."""
+    tree: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # The command name may hold spaces and parentheses: the parent id follows the last ')'.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if live_only and fields[0] in (b"Z", b"X"):
+            continue
+        tree.setdefault(int(fields[1]), []).append(int(entry))
+    return tree
+
+
+def descendants(root: int, spare: tuple[int, ...] = ()) -> list[int]:
+    """Every process below ``root``, leaving out the subtrees of the ``spare`` processes."""
+    if not _LINUX:
+        return []
+    tree = _children()
+    found, stack = [], [pid for pid in tree.get(root, []) if pid not in spare]
+    while stack:
+        pid = stack.pop()
+        found.append(pid)
+        stack.extend(tree.get(pid, []))
+    return found
+
+
+def kill_descendants(root: int, rounds: int = 50, spare: tuple[int, ...] = ()) -> int:
+    """Stop, then kill, every descendant of ``root`` (but the ``spare`` subtrees) until none is
+    left; returns how many were killed. Stopping first freezes a process that forks in a loop, so
+    the sweep converges. Dead children of ``root`` are collected when ``root`` is this process."""
+    killed = 0
+    for _ in range(rounds):
+        pids = descendants(root, spare)
+        if not pids:
+            break
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in pids:
+                try:
+                    os.kill(pid, sig)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        killed += len(pids)
+        if root == os.getpid():
+            _reap(spare)
+        time.sleep(0.01)
+    return killed
+
+
+def _reap(spare: tuple[int, ...]) -> None:
+    """Collect the exit status of this process's dead children (adopted orphans included), one
+    by one, so that a spared child's status is left for its owner."""
+    tree = _children(live_only=False)
+    for pid in tree.get(os.getpid(), []):
+        if pid in spare:
+            continue
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass

@@ -1,0 +1,142 @@
+"""The judge's handle on one worker process: start it, ask it things with a deadline, and end it with
+everything it started. Used for the learner's worker and for the judge's trusted library helper."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+from . import osguard, wire
+
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class WorkerGone(Exception):
+    """The worker died, hung past its deadline or broke the protocol; ``status`` says which."""
+
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def worker_env(workdir: str, device: str, language: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AUTOGRADER_", "PYTORCH_CUDA_ALLOC_CONF"))}
+    env["AUTOGRADER_GRADING"] = "worker"
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_PARENT, os.environ.get("PYTHONPATH", "")) if p)
+    env.update(PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg", TMPDIR=os.path.join(workdir, "tmp"))
+    # Private caches inside the worker's folder: the sandbox lets it write nowhere else.
+    env["TRITON_CACHE_DIR"] = os.path.join(workdir, "triton-cache")
+    env["CUPY_CACHE_DIR"] = os.path.join(workdir, "cupy-cache")
+    env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(workdir, "inductor-cache")
+    if device == "cpu" and language == "triton":
+        env["TRITON_INTERPRET"] = "1"
+    else:
+        env.pop("TRITON_INTERPRET", None)
+    if device == "cpu":
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    return env
+
+
+class Session:
+    def __init__(self, setup: dict, workdir: str, log_path: str, start_timeout: float) -> None:
+        for sub in ("tmp", "triton-cache", "cupy-cache", "inductor-cache"):
+            os.makedirs(os.path.join(workdir, sub), exist_ok=True)
+        to_worker_r, self._to_worker = os.pipe()
+        self._from_worker, from_worker_w = os.pipe()
+        self.log_path = log_path
+        with open(log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-m", "autograder._worker", str(to_worker_r), str(from_worker_w), str(os.getpid())],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=workdir,
+                env=worker_env(workdir, setup["device"], setup["language"]),
+                pass_fds=(to_worker_r, from_worker_w),
+                start_new_session=True,
+            )
+        os.close(to_worker_r)
+        os.close(from_worker_w)
+        self.setup = setup
+        self._start_timeout = start_timeout
+        self.ready: dict | None = None
+        wire.send(self._to_worker, setup)
+
+    def wait_ready(self) -> dict:
+        if self.ready is None:
+            header, _ = self._receive(self._start_timeout, "starting")
+            self.ready = header.get("ready") or {}
+        return self.ready
+
+    def ask(self, request: dict, payload: bytes = b"", timeout: float = 60.0, max_payload: int = 1 << 30) -> tuple[dict, bytes]:
+        try:
+            wire.send(self._to_worker, request, payload)
+        except OSError:
+            self._gone("sending to it")
+        return self._receive(timeout, request.get("op", "a request"), max_payload)
+
+    def send_only(self, request: dict) -> None:
+        try:
+            wire.send(self._to_worker, request)
+        except OSError:
+            self._gone("sending to it")
+
+    def receive(self, timeout: float, doing: str) -> tuple[dict, bytes]:
+        return self._receive(timeout, doing)
+
+    def _receive(self, timeout: float, doing: str, max_payload: int = 1 << 30) -> tuple[dict, bytes]:
+        try:
+            return wire.receive(self._from_worker, timeout, max_payload)
+        except wire.Deadline:
+            self.end()
+            raise WorkerGone("TIMEOUT", f"your code did not finish {doing} within {timeout:.0f} s: an endless loop, a hang or a far too slow kernel") from None
+        except wire.WireError as exc:
+            self._gone(doing, str(exc))
+
+    def _gone(self, doing: str, detail: str = ""):
+        self.end()
+        code = self.process.returncode
+        import signal
+
+        how = f"was killed by signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"exited with code {code}"
+        raise WorkerGone("ERROR", f"the process running your code {how} while {doing}" + (f" ({detail})" if detail and code is None else ""))
+
+    def end(self, spare: tuple[int, ...] = ()) -> None:
+        """Stop the worker and everything it started: the judge is a subreaper, so a process the
+        learner's code detached becomes the judge's child and is found here. The judge's other
+        workers (``spare``) and their descendants are left alone."""
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, 9)
+            except (ProcessLookupError, PermissionError):
+                pass
+        osguard.kill_descendants(os.getpid(), spare=spare)
+        deadline = time.monotonic() + 10
+        while self.process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        for fd in (self._to_worker, self._from_worker):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self._to_worker = self._from_worker = -1
+
+
+LOG_HEAD = LOG_TAIL = 3000
+
+
+def read_log(path: str) -> str:
+    """The start and end of what a worker printed, as text."""
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            if size <= LOG_HEAD + LOG_TAIL:
+                return f.read().decode("utf-8", "replace")
+            head = f.read(LOG_HEAD).decode("utf-8", "replace")
+            f.seek(size - LOG_TAIL)
+            tail = f.read().decode("utf-8", "replace")
+        return f"{head}\n... [{size - LOG_HEAD - LOG_TAIL} bytes of output left out] ...\n{tail}"
+    except OSError:
+        return ""

@@ -1,0 +1,182 @@
+"""How arrays cross between the judge and the worker without passing through either's Python objects.
+
+On a GPU every input lives in an allocation of its own (autograder.cuda_driver.Block) whose IPC
+handle the worker opens, and the worker's output is read by the judge through the IPC handle of the
+allocation that holds it: large outputs never leave the device. On a CPU, inputs are files in a
+private shared-memory folder mapped by both processes, and outputs come back as raw bytes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import mmap
+import os
+
+import torch
+
+_NAMES = itertools.count()
+
+DTYPES = {str(d).removeprefix("torch."): d for d in (torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool)}
+for _name in ("float8_e4m3fn", "float8_e5m2"):
+    if hasattr(torch, _name):
+        DTYPES[_name] = getattr(torch, _name)
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def span_bytes(shape, strides, itemsize: int) -> int:
+    """Bytes from the first element to one past the last, for non-negative strides."""
+    if any(s == 0 for s in shape):
+        return 0
+    return (1 + sum((n - 1) * s for n, s in zip(shape, strides, strict=True))) * itemsize
+
+
+class Inputs:
+    """The judge's shared copies of one case's tensors: ``tensors`` for the judge to refill and read,
+    ``describe()`` for the worker to open. Scalars travel by value."""
+
+    def __init__(self, values: dict, device: str, folder: str | None = None) -> None:
+        self.device, self.tensors, self._blocks, self._descriptors, self._paths = device, {}, [], [], []
+        for name, value in values.items():
+            if not isinstance(value, torch.Tensor):
+                self._descriptors.append({"name": name, "kind": "scalar", "value": value})
+                continue
+            nbytes = span_bytes(value.shape, value.stride(), value.element_size())
+            meta = {"name": name, "kind": "tensor", "dtype": dtype_name(value.dtype), "shape": list(value.shape), "strides": list(value.stride()), "nbytes": nbytes}
+            if device == "cuda":
+                from . import cuda_driver
+
+                block = cuda_driver.Block(nbytes)
+                shared = block.tensor(value.dtype, tuple(value.shape), tuple(value.stride()))
+                self._blocks.append(block)
+                meta["handle"] = block.handle
+            else:
+                path = os.path.join(folder, f"input-{next(_NAMES)}")
+                self._paths.append(path)
+                shared = _map_file(path, nbytes, value.dtype, tuple(value.shape), tuple(value.stride()), create=True)
+                meta["path"] = path
+            shared.copy_(value)
+            self.tensors[name] = shared
+            self._descriptors.append(meta)
+
+    def describe(self) -> list[dict]:
+        return self._descriptors
+
+    def release(self) -> None:
+        """Remove the files of CPU inputs (the judge's mapping stays valid until it is dropped)."""
+        for path in self._paths:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+def _map_file(path: str, nbytes: int, dtype, shape, strides, create: bool) -> torch.Tensor:
+    flags = os.O_RDWR | (os.O_CREAT | os.O_EXCL if create else 0)
+    fd = os.open(path, flags, 0o600)
+    try:
+        if create:
+            os.ftruncate(fd, max(nbytes, 1))
+        mapped = mmap.mmap(fd, max(nbytes, 1))
+    finally:
+        os.close(fd)
+    flat = torch.frombuffer(mapped, dtype=torch.uint8)
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    typed = flat[: (nbytes // itemsize) * itemsize].view(dtype) if nbytes else torch.empty(0, dtype=dtype)
+    return typed.as_strided(shape, strides) if shape else typed[:1].reshape(())
+
+
+def open_inputs(descriptors: list[dict], device: str) -> dict:
+    """Worker side: the judge's inputs as tensors over the shared memory (no copies)."""
+    opened = {}
+    for d in descriptors:
+        if d["kind"] == "scalar":
+            opened[d["name"]] = d["value"]
+            continue
+        dtype, shape, strides = DTYPES[d["dtype"]], tuple(d["shape"]), tuple(d["strides"])
+        if device == "cuda":
+            from . import cuda_driver
+
+            ptr = cuda_driver.ipc_open(d["handle"])
+            opened[d["name"]] = cuda_driver.as_tensor(ptr, d["nbytes"], dtype, shape, strides, owner=_Mapped(ptr))
+        else:
+            opened[d["name"]] = _map_file(d["path"], d["nbytes"], dtype, shape, strides, create=False)
+    return opened
+
+
+class _Mapped:
+    """Keeps an opened IPC mapping until the last tensor over it is gone."""
+
+    def __init__(self, ptr: int) -> None:
+        self.ptr = ptr
+
+    def __del__(self) -> None:
+        from . import cuda_driver
+
+        cuda_driver.ipc_close(self.ptr)
+
+
+def describe_output(out: torch.Tensor) -> tuple[dict, bytes]:
+    """Worker side: where the judge finds the output. A GPU output by the IPC handle of the
+    allocation that holds it; a CPU output as its bytes (it must be contiguous to be judged)."""
+    meta = {"dtype": dtype_name(out.dtype), "shape": list(out.shape), "strides": list(out.stride()), "contiguous": out.is_contiguous()}
+    if out.is_cuda:
+        from . import cuda_driver
+
+        base, _ = cuda_driver.allocation_of(out.data_ptr())
+        meta.update(device="cuda", handle=cuda_driver.ipc_handle(base), offset=out.data_ptr() - base)
+        return meta, b""
+    meta["device"] = "cpu"
+    data = out.contiguous().view(torch.uint8).reshape(-1).numpy().tobytes() if out.numel() else b""
+    return meta, data
+
+
+class OutputReader:
+    """Judge side: opens the worker's allocations (once each) and copies outputs into the judge's
+    own memory on the judge's stream."""
+
+    def __init__(self) -> None:
+        self._opened: dict[str, tuple[int, int]] = {}
+
+    def view(self, meta: dict) -> torch.Tensor:
+        """The worker's output, read in place (valid until the next call or ``close``)."""
+        from . import cuda_driver
+
+        handle = str(meta["handle"])
+        if len(handle) != 2 * cuda_driver.IPC_HANDLE_BYTES:
+            raise ValueError("the output's memory handle is malformed")
+        if handle not in self._opened:
+            ptr = cuda_driver.ipc_open(handle)
+            # The size of what was mapped, as the driver sees it: never the worker's word for it.
+            self._opened[handle] = (ptr, cuda_driver.allocation_of(ptr)[1])
+        base, size = self._opened[handle]
+        dtype = DTYPES[meta["dtype"]]
+        shape, strides = tuple(meta["shape"]), tuple(meta["strides"])
+        offset = int(meta["offset"])
+        needed = span_bytes(shape, strides, torch.empty((), dtype=dtype).element_size())
+        if offset < 0 or any(s < 0 for s in strides) or offset + needed > size:
+            raise ValueError("the output's description does not fit the memory it names")
+        return cuda_driver.as_tensor(base + offset, size - offset, dtype, shape, strides)
+
+    def close(self) -> None:
+        from . import cuda_driver
+
+        for ptr, _ in self._opened.values():
+            cuda_driver.ipc_close(ptr)
+        self._opened.clear()
+
+
+def output_from_bytes(meta: dict, data: bytes) -> torch.Tensor:
+    """Judge side, CPU: the worker's output bytes as a tensor of the judge's own."""
+    dtype = DTYPES[meta["dtype"]]
+    shape = tuple(int(n) for n in meta["shape"])
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    count = 1
+    for n in shape:
+        count *= n
+    if len(data) != count * itemsize:
+        raise ValueError("the output's bytes do not match its shape and dtype")
+    flat = torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
+    return flat.view(dtype).reshape(shape) if count else torch.empty(shape, dtype=dtype)
