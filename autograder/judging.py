@@ -40,10 +40,8 @@ class KernelStages:
             g.result["cases"].append(case)
             cpu_calls.append(facts.get("cpu_kernels"))
             if g.stopped:
-                break
+                return
         seen = g.watch(g.learner, "correctness", "stop")
-        if g.stopped:
-            return
         passed = all(c["passed"] for c in g.result["cases"])
         g.result["status"] = "PASS" if passed else "FAIL"
         g.result["message"] = "all cases correct" if passed else "some cases are wrong"

@@ -89,8 +89,11 @@ def test_no_process_outlives_its_grading():
 def test_planted_files_do_not_reach_the_next_exercise(tmp_path):
     notebook_folder = tmp_path / "act0-start"
     notebook_folder.mkdir()
-    assert _grade(_case("plants_files"), "cpu", str(notebook_folder))["status"] == "FAIL"
-    assert (notebook_folder / "torch.py").exists()
+    planted = _grade(_case("plants_files"), "cpu", str(notebook_folder))
+    # With Landlock the sandbox refuses the write; without it the file lands and must do no harm.
+    sandboxed = "Landlock" in (planted.get("sandbox") or "")
+    assert planted["status"] == ("ERROR" if sandboxed else "FAIL"), _explain(planted)
+    assert (notebook_folder / "torch.py").exists() is not sandboxed
     result = _grade(_case("honest_triton"), "cpu", str(notebook_folder))
     assert result["status"] == "PASS", _explain(result)
 

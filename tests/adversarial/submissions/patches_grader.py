@@ -1,7 +1,8 @@
-# expect: REJECT
+# expect: FAIL
 # problem: act0.vector_add
 # devices: cpu cuda
-# Redefines the grader's own comparison so that every answer "matches".
+# Redefines the grader's comparison in its own process; the judge compares in another one, so the
+# zeros it returns fail.
 import torch
 
 import autograder.checking

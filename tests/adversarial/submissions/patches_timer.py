@@ -1,7 +1,8 @@
-# expect: REJECT
+# expect: PASS
 # problem: act0.vector_add
 # devices: cpu cuda
-# Replaces the event timer and the comparison the grader might use.
+# Replaces the event timer, the clock and the comparison in its own process. The judge's events and
+# comparisons live in another process: the honest kernel is graded as if nothing was patched.
 import time
 
 import torch

@@ -1,8 +1,9 @@
-# expect: FAIL
+# expect: FAIL ERROR
 # problem: act0.vector_add
 # devices: cpu cuda
 # Drops a torch.py beside the notebook and junk into every kernel cache it can see, hoping the next
-# exercise imports or loads them.
+# exercise imports or loads them. Where the kernel has Landlock the sandbox refuses the writes (ERROR);
+# elsewhere the files reach nothing (FAIL, for the zeros).
 import os
 from pathlib import Path
 
