@@ -46,25 +46,40 @@ def _extra(library):
 
 
 for _index, (_, _library) in enumerate(_problem.extra_libraries):
-    globals()[f"extra_{_index}"] = _extra(_library)
+    globals()[f"extra_{{_index}}"] = _extra(_library)
 '''
 
 
 class Grading:
     def __init__(self, job: dict) -> None:
-        from . import problem as problem_mod
-
         self.job = job
-        self.problem = problem_mod.get(job["problem"])
         self.device = job["device"]
         self.deadline = time.monotonic() + float(job["timeout"])
         self.workdir = job["workdir"]
         self.shared_folder = tempfile.mkdtemp(prefix="shared-", dir=_shm_root())
-        self.result: dict = {"problem": self.problem.name, "status": "ERROR", "message": "", "cases": [], "speed": [], "device": self.device}
-        self.learner = self.helper = self.timer = None
+        self.result: dict = {"problem": job["problem"], "status": "ERROR", "message": "", "cases": [], "speed": [], "device": self.device}
+        self.timer = None
+        with open(job["module"], encoding="utf-8") as f:
+            self.source = f.read()
+        # The workers start first: their imports run while this process imports its own.
+        self.learner = self._start("learner", job["module"], job["entry"], job["language"])
+        self.helper = self._start("library", self._write_helper(), "library_entry", "python") if job.get("timed") else None
+        from . import problem as problem_mod
+
+        self.problem = problem_mod.get(job["problem"])
+        if self.helper is not None:
+            with open(self.helper.setup["module"], "w", encoding="utf-8") as f:
+                f.write(HELPER_MODULE.format(name=self.problem.name, names=self._argument_names()))
         self.phases: dict[str, dict] = {}
         self.own_kernels: set[str] = set()
         self.stopped = False
+        self._last_stage = time.monotonic()
+
+    def stage(self, name: str) -> None:
+        """Seconds since the previous stage, kept in the result: where a grading's time goes."""
+        now = time.monotonic()
+        self.result.setdefault("stage_seconds", {})[name] = round(now - self._last_stage, 3)
+        self._last_stage = now
 
     def remaining(self) -> float:
         return max(1.0, self.deadline - time.monotonic())
@@ -93,28 +108,27 @@ class Grading:
         from .session import WorkerGone
 
         kind = "exact" if problem_mod.is_exact(self.problem) else "measured" if problem_mod.is_measured(self.problem) else "kernel"
-        timed = kind == "kernel" and self.device == "cuda" and self.job.get("speed", True)
-        with open(self.job["module"], encoding="utf-8") as f:
-            source = f.read()
+        timed = bool(self.job.get("timed")) and kind == "kernel"
         from . import honesty
 
-        self.own_kernels = honesty.own_kernel_names(source)
-        self.learner = self._start("learner", self.job["module"], self.job["entry"])
-        if timed:
-            self.helper = self._start("library", self._write_helper(), "library_entry")
+        self.own_kernels = honesty.own_kernel_names(self.source)
         try:
             if self.device == "cuda" and kind != "exact":
                 from . import ceilings
 
                 self.result["ceilings"] = ceilings.measure_for(getattr(self.problem, "compute_dtype", "float32"))
+                self.stage("ceilings")
             if timed:
                 self._calibrate("before")
+                self.stage("calibration")
             ready = self.learner.wait_ready()
+            self.stage("worker started")
             self.result.update(versions=ready.get("versions"), sandbox=ready.get("sandbox"))
             if ready.get("device_name"):
                 self.result["device_name"] = ready["device_name"]
             if not self._load(kind):
                 return self.result
+            self.stage("learner's code loaded")
             if kind == "exact":
                 self._exact()
             elif kind == "measured":
@@ -129,18 +143,20 @@ class Grading:
                     session.end()
         return self.result
 
-    def _start(self, role: str, module: str, entry: str):
+    def _start(self, role: str, module: str, entry: str, language: str):
         from .session import Session
 
         folder = os.path.join(self.workdir, role)
         os.makedirs(folder, exist_ok=True)
-        arguments = list(getattr(self.problem, "arguments", ()) or self._argument_names())
+        kernels = _kernel_cache(self.source) if role == "learner" else None
         setup = {
-            "role": role, "device": self.device, "language": self.problem.language if role == "learner" else "python",
-            "module": module, "entry": entry, "problem": self.problem.name, "arguments": arguments,
-            "writable": [folder, self.shared_folder, *_device_files()],
+            "role": role, "device": self.device, "language": language, "module": module, "entry": entry, "problem": self.job["problem"], "kind": self.job.get("kind"),
+            "writable": [folder, self.shared_folder, *([kernels] if kernels else []), *_device_files()],
         }
-        return Session(setup, folder, os.path.join(folder, "output.log"), start_timeout=self.remaining())
+        return Session(setup, folder, os.path.join(folder, "output.log"), start_timeout=self.remaining(), kernel_cache=kernels)
+
+    def _arguments(self) -> list[str]:
+        return list(getattr(self.problem, "arguments", ()) or self._argument_names())
 
     def _argument_names(self) -> list[str]:
         from . import problem as problem_mod
@@ -150,18 +166,18 @@ class Grading:
         return list(self.problem.make_inputs(self.problem.test_sizes[0], 0, "cpu"))
 
     def _write_helper(self) -> str:
-        path = os.path.join(self.workdir, "library_helper.py")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(HELPER_MODULE.format(name=self.problem.name, names=self._argument_names()))
-        return path
+        """The trusted helper's module; its argument names are filled in before it is loaded."""
+        return os.path.join(self.workdir, "library_helper.py")
 
     def _load(self, kind: str) -> bool:
-        request = {"op": "load", "module": self.job["module"], "entry": self.job["entry"], "arguments": self.learner.setup["arguments"], "keywords": kind == "exact"}
+        request = {"op": "load", "module": self.job["module"], "entry": self.job["entry"], "arguments": self._arguments(), "keywords": kind == "exact"}
         header, _ = self.learner.ask(request, timeout=self.remaining())
         if header.get("loaded"):
             return True
         error = header.get("error")
-        if error:
+        if error and error.get("refused"):
+            self.fail_hard("REJECT", error["message"])
+        elif error:
             status = "COMPILE ERROR" if error.get("compile") else "ERROR"
             self.fail_hard(status, f"your code failed while being loaded: {error['type']}: {error['message']}", error.get("traceback"))
         else:
@@ -176,6 +192,9 @@ class Grading:
             expected = self.problem.reference(**pickle.loads(pickle.dumps(case)))
             shown = ", ".join(f"{k}={v!r}" for k, v in case.items())
             header, _ = self.learner.ask({"op": "answer", "keywords": True}, pickle.dumps(case), timeout=self.remaining())
+            if header.get("error", {}).get("refused"):
+                self.fail_hard("REJECT", header["error"]["message"])
+                return
             self.result["cases"].append(_answer_case(header, shown, lambda got, e=expected: exact.mismatch(got, e, self.problem.rel_tol), jsonable))
         self._pass_if_all("your answers are right", "some answers are wrong")
 
@@ -208,7 +227,7 @@ class Grading:
         from .judging import KernelStages
 
         stages = KernelStages(self)
-        stages.correctness()
+        stages.correctness(timed)
         if not (timed and self.result["status"] == "PASS"):
             return
         from . import speedrows
@@ -245,6 +264,16 @@ def _answer_case(header: dict, shown: str, mismatch, jsonable) -> dict:
 def _measured_mismatch(problem, got, op, peak, bandwidth, seconds):
     passed, message = problem.judge(got, op, peak, bandwidth, seconds)
     return None if passed else (message or "does not agree with the grader's measurement")
+
+
+def _kernel_cache(source: str) -> str:
+    """Where the worker keeps the kernels it compiles from this exact submission text."""
+    import hashlib
+
+    root = os.environ.get("AUTOGRADER_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "gpu-brrr")
+    path = os.path.join(root, "kernels", hashlib.sha256(source.encode()).hexdigest()[:24])
+    os.makedirs(path, exist_ok=True)
+    return path
 
 
 def _device_files() -> list[str]:

@@ -18,6 +18,28 @@ import traceback
 
 from . import jsonable, osguard, wire
 
+# The problem definitions hold the references: the learner's code may import the package (its
+# notebook's set-up cell does) but not them.
+REFUSED_PACKAGE = "autograder.problems"
+
+
+class GraderImportRefused(ImportError):
+    """The learner's code asked for a grader module it has no business with."""
+
+
+class _RefuseGraderImports:
+    def find_spec(self, name, path=None, target=None):
+        if name == REFUSED_PACKAGE or name.startswith(REFUSED_PACKAGE + "."):
+            raise GraderImportRefused("your code uses the grader's problem definitions (its reference answers); write your own")
+        return None
+
+
+def _refuse_grader_imports() -> None:
+    for name in [n for n in sys.modules if n == REFUSED_PACKAGE or n.startswith(REFUSED_PACKAGE + ".")]:
+        del sys.modules[name]
+    sys.meta_path.insert(0, _RefuseGraderImports())
+
+
 COMPILE_ERRORS = {"CompilationError", "CompileTimeAssertionFailure", "OutOfResources", "CompileException", "UnsupportedLanguageConstruct", "SyntaxError"}
 
 
@@ -32,6 +54,7 @@ def _error(exc: BaseException, module_path: str | None) -> dict:
         "traceback": text[-6000:],
         "compile": bool(names & COMPILE_ERRORS),
         "out_of_bounds": "OutOfBoundsAccess" in names,
+        "refused": "GraderImportRefused" in names,
     }
 
 
@@ -41,6 +64,7 @@ class Worker:
         self.device, self.language = setup["device"], setup["language"]
         self.fn = None
         self.module = None
+        self.arguments: list[str] = []
         self.inputs: dict[int, tuple[dict, list]] = {}
         self.watch = None
         self.flags = None
@@ -68,10 +92,19 @@ class Worker:
 
             from . import interpreter
 
-            guard = getattr(interpreter, "install_guard", None)
-            if guard is not None and os.environ.get("TRITON_INTERPRET") == "1":
-                guard()
+            if os.environ.get("TRITON_INTERPRET") == "1":
+                # The interpreter's tl.dot is wrong for bfloat16 without this fix.
+                interpreter.patch_bf16_dot()
+                guard = getattr(interpreter, "install_guard", None)
+                if guard is not None:
+                    guard()
         if self.setup["role"] == "learner":
+            if self.setup.get("kind") == "measured":
+                # The operations to measure are the grader's, built before its modules are refused.
+                from . import problem as problem_mod
+
+                self.ops = problem_mod.get(self.setup["problem"]).make_ops(self.device)
+            _refuse_grader_imports()
             facts["ptrace_dropped"] = osguard.drop_ptrace()
             facts["sandbox"] = osguard.confine(self.setup["writable"])
         return facts
@@ -99,6 +132,7 @@ class Worker:
         except ValueError:
             pass
         self.fn = fn
+        self.arguments = names
         return {"loaded": True}
 
     # -- calls ---------------------------------------------------------------------------------------
@@ -177,13 +211,9 @@ class Worker:
             return {"wrong_type": f"your function returned {exc}"}
 
     def _measured_arguments(self, index: int, scalars: dict) -> dict:
-        from . import problem as problem_mod
-
-        if self.ops is None:
-            self.ops = problem_mod.get(self.setup["problem"]).make_ops(self.device)
         op = self.ops[index]
         available = {"op": op.call, "op_doubled": op.doubled, **scalars}
-        return {name: available[name] for name in self.setup["arguments"]}
+        return {name: available[name] for name in self.arguments}
 
     def watch_kernels(self, request: dict) -> dict:
         from . import watch
@@ -210,7 +240,11 @@ class Worker:
             request, payload = wire.receive(in_fd)
             if request["op"] == "quit":
                 return
-            header, data = handlers[request["op"]](request, payload)
+            try:
+                header, data = handlers[request["op"]](request, payload)
+            except Exception:  # noqa: BLE001 -- the grader's own failure here, reported as such
+                traceback.print_exc()
+                header, data = {"worker_error": traceback.format_exc()[-3000:]}, b""
             self.reply(header, data)
             if request.get("gate") is not None:
                 # The reply goes first, so the judge can queue its read of the output while the GPU

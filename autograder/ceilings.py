@@ -171,4 +171,6 @@ def measure_for(compute_dtype: str) -> dict:
         entry["matmul"][dtype] = measure_matmul(torch.float32, 4096)
     else:
         entry["matmul"][dtype] = measure_matmul(getattr(torch, dtype), 8192 if props.major >= 8 else 4096)
+    # Give the buffers back: the workers need the memory more than the judge's allocator does.
+    torch.cuda.empty_cache()
     return entry

@@ -7,7 +7,8 @@ may be ``tolerance_factor`` times as far off, plus a few units in the last place
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import torch
 
@@ -66,3 +67,67 @@ def count_wrong(out: torch.Tensor, reference: torch.Tensor, tol: Tolerance) -> s
     ok = ((got - ref).abs() <= tol.allowed(ref)) & (torch.isfinite(got) | ~torch.isfinite(ref))
     wrong = int((~ok).sum())
     return f"{wrong} of {ok.numel()}"
+
+
+@dataclass
+class Case:
+    """One correctness case: its size, the verdict, and the numbers behind it."""
+
+    size: Any
+    passed: bool
+    message: str = ""
+    max_error: float | None = None
+    allowed_error: float | None = None
+    mismatches: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["size"] = self.size if isinstance(self.size, (int, float, str)) else repr(self.size)
+        return d
+
+
+def screen(device: str, dtype: str, shape: tuple, contiguous: bool, on: str, out_dtype: str, expected_shape: tuple) -> str | None:
+    """What is wrong with an output's place, type or layout, before its values are compared."""
+    if device != on:
+        return f"output is on {device}, the inputs are on {on}"
+    if dtype != out_dtype:
+        return f"output dtype is {dtype}, expected {out_dtype}"
+    if tuple(shape) != tuple(expected_shape):
+        return f"output shape is {tuple(shape)}, expected {tuple(expected_shape)}"
+    if not contiguous:
+        return "output is not contiguous: return a contiguous tensor"
+    return None
+
+
+def judge_values(size: Any, out: torch.Tensor, reference: torch.Tensor, tol: Tolerance) -> Case:
+    ok, worst, mismatches = compare(out, reference, tol)
+    allowed = tol.atol + tol.rtol * (float(reference.abs().max()) if reference.numel() else 0.0)
+    if ok:
+        return Case(size, True, "", worst, allowed)
+    return Case(size, False, f"{count_wrong(out, reference, tol)} wrong values", worst, allowed, mismatches)
+
+
+def check_case(problem, fn, size: Any, seed: int, device: str) -> Case:
+    """The same checks in one process, for trusted functions only: a problem's library and the
+    known-wrong answers its tests prove it rejects. A learner's code never runs this way."""
+    from . import arrays
+
+    inputs = problem.make_inputs(size, seed, device)
+    originals = {k: arrays.clone_preserving_strides(v) for k, v in inputs.items()}
+    reference = problem.reference(**originals)
+    tol = derive_tolerance(reference, problem.library(**originals), getattr(torch, problem.out_dtype), problem.tolerance_factor)
+    try:
+        out = arrays.from_learner(fn(*[arrays.to_learner(v, problem.language) for v in inputs.values()]), problem.language)
+    except TypeError as exc:
+        return Case(size, False, f"wrong output type: {exc}")
+    for name, value in inputs.items():
+        if isinstance(value, torch.Tensor) and not torch.equal(value, originals[name]):
+            return Case(size, False, f"your function changed its input {name!r}; inputs must be left as they are")
+    device_name = "cuda" if out.is_cuda else "cpu"
+    message = screen(device_name, str(out.dtype).removeprefix("torch."), tuple(out.shape), out.is_contiguous(), device, problem.out_dtype, tuple(reference.shape))
+    if message:
+        return Case(size, False, message)
+    for name, value in inputs.items():
+        if isinstance(value, torch.Tensor) and arrays.overlaps(out, value):
+            return Case(size, False, f"output shares memory with the input {name!r}; return a new tensor")
+    return judge_values(size, out, reference, tol)

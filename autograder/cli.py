@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import grading, report, source
+from . import grading, report, source, verdict
 from . import problem as problem_mod
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -80,14 +80,14 @@ def grade_notebook(path: Path, device: str, speed: bool) -> list[dict]:
         cells, error = None, str(exc)
     for p in problems:
         if cells is None:
-            result = grading.score(p, {"problem": p.name, "status": "ERROR", "message": error}, device)
+            result = verdict.score(p, {"problem": p.name, "status": "ERROR", "message": error}, device)
         elif p.needs_gpu and device != "cuda":
-            result = grading.score(p, grading.needs_gpu_result(p), device)
+            result = verdict.score(p, verdict.needs_gpu_result(p), device)
         else:
             try:
                 code = source.extract(cells, p.function)
             except source.SourceError as exc:
-                result = grading.score(p, {"problem": p.name, "status": "ERROR", "message": str(exc)}, device)
+                result = verdict.score(p, {"problem": p.name, "status": "ERROR", "message": str(exc)}, device)
             else:
                 result = grading.grade_source(p, code, p.function, device, speed)
         result["notebook"] = str(path)

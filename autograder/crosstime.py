@@ -1,8 +1,10 @@
 """Timing a call that runs in another process with the judge's own CUDA events.
 
 The worker queues the learner's call behind a wait on a "go" word in device memory and writes a
-"done" word after it; the judge's stream does [refill the inputs][flush L2][spin][T0][write go]
-[wait done][T1], then reads the output through IPC right after [Tcs][copy][Tc]. The GPU runs one
+"done" word after it; the judge's stream does [spin][P0][refill the inputs][flush L2][T0][write go]
+[wait done][T1], then reads the output through IPC right after [Tcs][copy][Tc]. The spin comes
+first so that the worker's launches queue up while the GPU is busy, and before the new inputs
+exist, so nothing can start on them early. The GPU runs one
 process's context at a time, so whatever the worker did before T1 is inside [T0, T1], and an
 output that is complete at the copy was computed before it. The worker's own clocks are never read.
 
@@ -16,7 +18,6 @@ output was proven complete.
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -43,11 +44,10 @@ class Rescued(Exception):
 class Raw:
     """One call's event times in microseconds, from the judge's events only."""
 
-    pre_us: float  # refill + flush + spin, before T0
+    pre_us: float  # refill + flush, just before T0
     window_us: float  # T0 -> T1
     copy_gap_us: float  # T1 -> start of the judge's copy of the output
     copy_us: float  # the copy itself
-    inner_us: float = 0.0  # trusted helper only: its own kernel time inside the window
 
 
 @dataclass
@@ -72,14 +72,6 @@ def charge(raw: Raw, ref: Reference) -> tuple[float, list[str]]:
         charged = max(charged, raw.window_us + raw.copy_gap_us + raw.copy_us - ref.copy_us)
         why.append("the worker's GPU work ran during the judge's read of the output")
     return max(charged - ref.switch_us, 0.0), why
-
-
-def reference_from(null_calls: list[Raw], sized_calls: list[Raw]) -> Reference:
-    return Reference(
-        switch_us=statistics.median(r.window_us - r.inner_us for r in null_calls),
-        pre_us=statistics.median(r.pre_us for r in sized_calls),
-        copy_us=statistics.median(r.copy_us for r in sized_calls),
-    )
 
 
 class CrossTimer:
@@ -112,12 +104,13 @@ class CrossTimer:
         gate = self.calls
         e_pre, e_t0, e_t1, e_copy0, e_copy1 = self._events[:5]
         go, done = self.flags.ptr, self.flags.ptr + 4
+        # Host calls that may wait for the GPU come before the spin, or they would use it up.
+        self.persisting_l2.reset()
         with torch.cuda.stream(self.stream):
+            torch.cuda._sleep(int(self.spin_us * self._cycles_per_us))
             e_pre.record()
             refill()
-            self.persisting_l2.reset()
             self._flush.zero_()
-            torch.cuda._sleep(int(self.spin_us * self._cycles_per_us))
             e_t0.record()
             cuda_driver.write_value(self.stream, go, gate)
             cuda_driver.wait_value(self.stream, done, gate)
@@ -144,7 +137,6 @@ class CrossTimer:
             window_us=e_t0.elapsed_time(e_t1) * 1e3,
             copy_gap_us=e_t1.elapsed_time(e_copy0) * 1e3,
             copy_us=e_copy0.elapsed_time(e_copy1) * 1e3,
-            inner_us=float(answer.get("inner_us", 0.0)) if isinstance(answer, dict) else 0.0,
         )
         if raw.copy_gap_us > PROMPT_COPY_US:
             # The answer came after the GPU had finished: start the next call's GPU work later.

@@ -23,7 +23,20 @@ class CudaError(RuntimeError):
 
 
 class _IpcHandle(ctypes.Structure):
-    _fields_ = [("reserved", ctypes.c_char * IPC_HANDLE_BYTES)]
+    # Unsigned bytes, not c_char: a c_char array field reads back cut at its first zero byte.
+    _fields_ = [("reserved", ctypes.c_ubyte * IPC_HANDLE_BYTES)]
+
+    def hex(self) -> str:
+        return bytes(self.reserved).hex()
+
+    @classmethod
+    def from_hex(cls, text: str) -> _IpcHandle:
+        data = bytes.fromhex(text)
+        if len(data) != IPC_HANDLE_BYTES:
+            raise CudaError("an IPC handle has 64 bytes")
+        handle = cls()
+        ctypes.memmove(handle.reserved, data, IPC_HANDLE_BYTES)
+        return handle
 
 
 _lib = None
@@ -83,13 +96,12 @@ def allocation_of(ptr: int) -> tuple[int, int]:
 def ipc_handle(base: int) -> str:
     handle = _IpcHandle()
     _check(_driver().cuIpcGetMemHandle(ctypes.byref(handle), base), "cuIpcGetMemHandle")
-    return bytes(handle.reserved).hex()
+    return handle.hex()
 
 
 def ipc_open(handle_hex: str) -> int:
     _ready()
-    handle = _IpcHandle()
-    handle.reserved = bytes.fromhex(handle_hex)
+    handle = _IpcHandle.from_hex(handle_hex)
     ptr = ctypes.c_uint64()
     _check(_driver().cuIpcOpenMemHandle_v2(ctypes.byref(ptr), handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS), "cuIpcOpenMemHandle")
     return ptr.value

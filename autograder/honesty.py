@@ -15,8 +15,10 @@ from __future__ import annotations
 import ast
 import re
 
-# torch.compile (Inductor) names its generated Triton kernels like this; a learner's kernel may not.
-GENERATED_TRITON = re.compile(r"^triton_(poi|red|per|tem|for|unk|mm|bmm|helper|fused)_|^triton_.*fused")
+# Names only a library's or a code generator's kernels carry (cuBLAS, cuDNN, CUTLASS, NVIDIA's JIT
+# GEMMs, architecture-prefixed SASS kernels, torch.compile's Triton kernels): never the learner's,
+# even when their source declares a kernel so named.
+RESERVED = re.compile(r"cublas|cutlass|cudnn|nvjet|xmma|gemv2?T?_kernel|^(sm\d+|ampere|hopper|turing|volta|blackwell)_|^triton_(poi|red|per|tem|for|unk|mm|bmm|helper|fused)_|^triton_.*fused", re.IGNORECASE)
 _CUDA_KERNEL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)")
 _TRITON_DECORATORS = {"jit", "autotune", "heuristics"}
 _TEMPLATES = {"ElementwiseKernel", "ReductionKernel", "fuse", "rawkernel"}
@@ -56,7 +58,7 @@ def own_kernel_names(code: str) -> set[str]:
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
             if name in _TEMPLATES:
                 templated.update(_string_arguments(node))
-    return {n for n in triton if not GENERATED_TRITON.search(n)} | (cuda - templated)
+    return {n for n in triton | (cuda - templated) if not RESERVED.search(n)}
 
 
 def _string_arguments(call: ast.Call) -> set[str]:
@@ -100,7 +102,12 @@ def judge_gpu(phases: dict[str, dict], own: set[str], allowed: tuple[str, ...], 
         names = "; ".join(_short(k) for k in library[:3])
         return {"ok": False, "message": f"the calls launched kernels that are not yours (library or generated code): {names}. Write the kernel yourself.", "kernels": shown}
     if not mine:
-        return {"ok": False, "message": "the profiler saw no kernel of yours during the calls; the work must run in a Triton kernel or a CUDA kernel you wrote", "kernels": shown}
+        return {
+            "ok": False,
+            "message": "the profiler saw no kernel of yours during the calls; the work must run in a Triton kernel or a CUDA kernel you wrote "
+            "(names a library uses, such as cublas..., cutlass..., nvjet..., sm90_... or triton_poi_..., never count as yours)",
+            "kernels": shown,
+        }
     for phase, charges in charged_us.items():
         if not charges:
             continue

@@ -31,17 +31,23 @@ class KernelStages:
         self._ids = 0
 
     # -- correctness --------------------------------------------------------------------------------
-    def correctness(self) -> None:
-        g = self.g
+    def correctness(self, timed: bool) -> None:
+        """The test sizes; the benchmark sizes too unless they are timed (their first timed call is
+        then their correctness case)."""
+        g, p = self.g, self.problem
+        sizes = p.sizes_for(self.device)
+        if timed:
+            sizes = [s for s in sizes if s not in p.bench_sizes]
         g.watch(g.learner, "correctness", "start")
         cpu_calls = []
-        for size in self.problem.sizes_for(self.device):
+        for size in sizes:
             case, facts = self._case(size)
             g.result["cases"].append(case)
             cpu_calls.append(facts.get("cpu_kernels"))
             if g.stopped:
                 return
         seen = g.watch(g.learner, "correctness", "stop")
+        g.stage("correctness")
         passed = all(c["passed"] for c in g.result["cases"])
         g.result["status"] = "PASS" if passed else "FAIL"
         g.result["message"] = "all cases correct" if passed else "some cases are wrong"
@@ -62,15 +68,18 @@ class KernelStages:
             answer, payload = self._ask_call(g.learner, shared_inputs, {"canary": True, "out_numel": reference.numel(), "out_dtype": p.out_dtype})
         except WorkerGone as gone:
             g.fail_hard(gone.status, str(gone))
-            return {"size": label, "passed": False, "message": str(gone)}, {}
+            return checking.Case(size, False, str(gone)).to_dict(), {}
         finally:
             shared_inputs.release()
         if "error" in answer:
             error = answer["error"]
+            if error.get("refused"):
+                g.fail_hard("REJECT", error["message"])
+                return checking.Case(size, False, error["message"]).to_dict(), answer
             if error.get("out_of_bounds"):
-                return {"size": label, "passed": False, "message": error["message"]}, answer
+                return checking.Case(size, False, error["message"]).to_dict(), answer
             g.fail_hard("COMPILE ERROR" if error.get("compile") else "ERROR", f"your function raised {error['type']} at size {label}: {error['message'][:300]}", error.get("traceback"))
-            return {"size": label, "passed": False, "message": f"{error['type']}: {error['message'][:500]}"}, answer
+            return checking.Case(size, False, f"{error['type']}: {error['message'][:500]}").to_dict(), answer
         message = self._screen_output(answer, reference)
         out = None if message else self._read(answer, payload)
         _synchronize(self.device)
@@ -82,13 +91,8 @@ class KernelStages:
         if message is None and answer.get("past_end"):
             message = "your kernel wrote past the end of the output: mask the blocks at the edges (store only indices inside the output)"
         if message is not None:
-            return {"size": label, "passed": False, "message": message}, answer
-        ok, worst, mismatches = checking.compare(out, reference, tol)
-        allowed = tol.atol + tol.rtol * (float(reference.abs().max()) if reference.numel() else 0.0)
-        if ok:
-            return {"size": label, "passed": True, "message": "", "max_error": worst, "allowed_error": allowed, "mismatches": []}, answer
-        wrong = checking.count_wrong(out, reference, tol)
-        return {"size": label, "passed": False, "message": f"{wrong} wrong values", "max_error": worst, "allowed_error": allowed, "mismatches": mismatches}, answer
+            return checking.Case(size, False, message).to_dict(), answer
+        return checking.judge_values(size, out, reference, tol).to_dict(), answer
 
     def _ask_call(self, session, shared_inputs, extra: dict) -> tuple[dict, bytes]:
         self._ids += 1
@@ -107,15 +111,8 @@ class KernelStages:
         meta = answer.get("output")
         if not isinstance(meta, dict):
             return "no output came back"
-        if meta.get("device") != self.device:
-            return f"output is on {meta.get('device')}, the inputs are on {self.device}"
-        if meta.get("dtype") != self.problem.out_dtype:
-            return f"output dtype is {meta.get('dtype')}, expected {self.problem.out_dtype}"
-        if tuple(meta.get("shape", ())) != tuple(reference.shape):
-            return f"output shape is {tuple(meta.get('shape', ()))}, expected {tuple(reference.shape)}"
-        if not meta.get("contiguous"):
-            return f"output strides are {tuple(meta.get('strides', ()))}, expected a contiguous tensor"
-        return None
+        p = self.problem
+        return checking.screen(meta.get("device"), meta.get("dtype"), tuple(meta.get("shape", ())), bool(meta.get("contiguous")), self.device, p.out_dtype, tuple(reference.shape))
 
     def _read(self, answer: dict, payload: bytes) -> torch.Tensor:
         meta = answer["output"]
@@ -126,23 +123,20 @@ class KernelStages:
         return shared.output_from_bytes(meta, payload)
 
     # -- timed calls --------------------------------------------------------------------------------
-    def timed(self, session, entry_size, seed: int, check: bool, phase: str | None) -> dict:
+    def timed(self, session, size, seed: int, check: bool, phase: str | None) -> dict:
         """Warm-up and timed calls of ``session``'s function at one size; returns the raw event
-        times and how many timed outputs were wrong."""
+        times, how many timed outputs were wrong and, when ``check``, the correctness case of the
+        first call (against the float64 reference: the benchmark size is a correctness case too)."""
         p, g, timer = self.problem, self.g, self.g.timer
-        private = p.make_inputs(entry_size, seed, "cuda")
+        private = p.make_inputs(size, seed, "cuda")
         generator = torch.Generator(device="cuda").manual_seed(seed ^ 0x5EED)
         with torch.cuda.stream(timer.stream):
             shared_inputs = shared.Inputs(private, "cuda")
-            if check:
-                reference = p.reference(**private)
-                tol = checking.derive_tolerance(reference, p.library(**private), self.out_dtype, p.tolerance_factor)
-                loop_tol = checking.Tolerance(atol=2 * tol.atol + tol.library_max_error, rtol=2 * tol.rtol, library_max_error=0.0)
-                del reference
         torch.cuda.synchronize()
         self._ids += 1
         inputs_id = self._ids
         session.ask({"op": "inputs", "id": inputs_id, "inputs": shared_inputs.describe()}, timeout=g.remaining())
+        checked: dict = {}
 
         def refill() -> None:
             for name, value in private.items():
@@ -160,37 +154,59 @@ class KernelStages:
             )
             if "error" in answer:
                 raise WorkerGone("ERROR", f"your function raised {answer['error']['type']} in a timed call: {answer['error']['message'][:300]}")
-            ok = True
-            if check:
-                with torch.cuda.stream(timer.stream):
-                    expected = p.library(**private)
-                    try:
-                        ok = copy is not None and tuple(copy.shape) == tuple(expected.shape) and checking.compare(copy, expected, loop_tol)[0]
-                    except (TypeError, RuntimeError):
-                        ok = False
-                torch.cuda.synchronize()
+            if not check:
+                return raw, True
+            with torch.cuda.stream(timer.stream):
+                expected = p.library(**private)
+                if not checked:
+                    checked["case"] = self._first_case(size, answer, copy, private, expected)
+                    checked["tolerance"] = self._loop_tolerance
+                try:
+                    ok = "output" in answer and self._screen_output(answer, expected) is None
+                    ok = ok and checking.compare(copy, expected, checked["tolerance"])[0]
+                except (TypeError, RuntimeError):
+                    ok = False
+            torch.cuda.synchronize()
             return raw, ok
 
+        raws, wrong = [], 0
         if phase:
             g.watch(session, f"warm-up {phase}", "start")
         for _ in range(WARMUP_CALLS):
             one_call()
-        if phase:
-            g.watch(session, f"warm-up {phase}", "stop")
-            g.watch(session, phase, "start")
-        raws, wrong, started = [], 0, time.monotonic()
-        while len(raws) < timing.MAX_CALLS:
-            raw, ok = one_call()
-            raws.append(raw)
-            wrong += 0 if ok else 1
-            enough = len(raws) >= timing.MIN_CALLS and sum(r.window_us for r in raws) * 1e-6 >= timing.TIMED_SECONDS
-            if enough or (len(raws) >= timing.MIN_CALLS and time.monotonic() - started > 20.0):
+            if checked and not checked["case"]["passed"]:
                 break
         if phase:
-            g.watch(session, phase, "stop")
+            g.watch(session, f"warm-up {phase}", "stop")
+        if not checked or checked["case"]["passed"]:
+            if phase:
+                g.watch(session, phase, "start")
+            started = time.monotonic()
+            while len(raws) < timing.MAX_CALLS:
+                raw, ok = one_call()
+                raws.append(raw)
+                wrong += 0 if ok else 1
+                enough = len(raws) >= timing.MIN_CALLS and sum(r.window_us for r in raws) * 1e-6 >= timing.TIMED_SECONDS
+                if enough or (len(raws) >= timing.MIN_CALLS and time.monotonic() - started > 20.0):
+                    break
+            if phase:
+                g.watch(session, phase, "stop")
         self.reader.close()
         session.ask({"op": "drop", "id": inputs_id}, timeout=g.remaining())
-        return {"raws": raws, "wrong": wrong}
+        return {"raws": raws, "wrong": wrong, "case": checked.get("case")}
+
+    def _first_case(self, size, answer: dict, copy, private: dict, expected: torch.Tensor) -> dict:
+        """The first call at a benchmark size, judged like any correctness case; it also sets the
+        tolerance of the timed calls that follow (against the library's answer, which is itself up
+        to the library's error from the truth, so both errors are allowed)."""
+        p = self.problem
+        reference = p.reference(**private)
+        tol = checking.derive_tolerance(reference, expected, self.out_dtype, p.tolerance_factor)
+        self._loop_tolerance = checking.Tolerance(atol=2 * tol.atol + tol.library_max_error, rtol=2 * tol.rtol, library_max_error=0.0)
+        message = self._screen_output(answer, reference)
+        if message is not None or copy is None:
+            return checking.Case(size, False, message or "no output came back").to_dict()
+        return checking.judge_values(size, copy, reference, tol).to_dict()
 
     def null_calls(self, count: int = 20) -> list[crosstime.Raw]:
         """The helper's trivial calls: the cost of switching contexts, for subtraction."""

@@ -35,7 +35,7 @@ def _judge_env() -> dict:
     return env
 
 
-def run(problem_name: str, source: str, entry: str, device: str, speed: bool = True, timeout: float | None = None) -> dict:
+def run(problem_name: str, language: str, kind: str, source: str, entry: str, device: str, timed: bool, timeout: float | None = None) -> dict:
     """Grade ``entry`` from ``source``; always returns a scored result with a status."""
     limit = timeout if timeout is not None else timeout_s()
     workdir = tempfile.mkdtemp(prefix="autograder-")
@@ -44,7 +44,7 @@ def run(problem_name: str, source: str, entry: str, device: str, speed: bool = T
         module = os.path.join(workdir, "learner", "submission.py")
         Path(module).write_text(source, encoding="utf-8")
         nonce = secrets.token_hex(16)
-        job = {"problem": problem_name, "module": module, "entry": entry, "device": device, "speed": speed, "timeout": limit, "workdir": workdir, "nonce": nonce}
+        job = {"problem": problem_name, "language": language, "kind": kind, "module": module, "entry": entry, "device": device, "timed": timed, "timeout": limit, "workdir": workdir, "nonce": nonce}
         log_path = os.path.join(workdir, "judge.log")
         with open(log_path, "wb") as log:
             judge = subprocess.Popen(

@@ -21,15 +21,20 @@ class WorkerGone(Exception):
         self.status = status
 
 
-def worker_env(workdir: str, device: str, language: str) -> dict:
+def worker_env(workdir: str, device: str, language: str, kernel_cache: str | None = None) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AUTOGRADER_", "PYTORCH_CUDA_ALLOC_CONF"))}
     env["AUTOGRADER_GRADING"] = "worker"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_PARENT, os.environ.get("PYTHONPATH", "")) if p)
     env.update(PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg", TMPDIR=os.path.join(workdir, "tmp"))
-    # Private caches inside the worker's folder: the sandbox lets it write nowhere else.
-    env["TRITON_CACHE_DIR"] = os.path.join(workdir, "triton-cache")
-    env["CUPY_CACHE_DIR"] = os.path.join(workdir, "cupy-cache")
+    # Compiled kernels (and Triton's autotuning results) are kept per submission text: grading the
+    # same code again skips compilation, and no other code ever loads them. Other caches stay in the
+    # worker's folder; the sandbox lets it write nowhere else.
+    kernels = kernel_cache or workdir
+    env["TRITON_CACHE_DIR"] = os.path.join(kernels, "triton-cache")
+    env["CUPY_CACHE_DIR"] = os.path.join(kernels, "cupy-cache")
+    env["TRITON_CACHE_AUTOTUNING"] = "1"
     env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(workdir, "inductor-cache")
+    env["CUDA_CACHE_PATH"] = os.path.join(workdir, "cuda-cache")
     if device == "cpu" and language == "triton":
         env["TRITON_INTERPRET"] = "1"
     else:
@@ -40,9 +45,11 @@ def worker_env(workdir: str, device: str, language: str) -> dict:
 
 
 class Session:
-    def __init__(self, setup: dict, workdir: str, log_path: str, start_timeout: float) -> None:
-        for sub in ("tmp", "triton-cache", "cupy-cache", "inductor-cache"):
+    def __init__(self, setup: dict, workdir: str, log_path: str, start_timeout: float, kernel_cache: str | None = None) -> None:
+        for sub in ("tmp", "triton-cache", "cupy-cache", "inductor-cache", "cuda-cache"):
             os.makedirs(os.path.join(workdir, sub), exist_ok=True)
+        for sub in ("triton-cache", "cupy-cache"):
+            os.makedirs(os.path.join(kernel_cache or workdir, sub), exist_ok=True)
         to_worker_r, self._to_worker = os.pipe()
         self._from_worker, from_worker_w = os.pipe()
         self.log_path = log_path
@@ -53,7 +60,7 @@ class Session:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=workdir,
-                env=worker_env(workdir, setup["device"], setup["language"]),
+                env=worker_env(workdir, setup["device"], setup["language"], kernel_cache),
                 pass_fds=(to_worker_r, from_worker_w),
                 start_new_session=True,
             )
@@ -88,12 +95,16 @@ class Session:
 
     def _receive(self, timeout: float, doing: str, max_payload: int = 1 << 30) -> tuple[dict, bytes]:
         try:
-            return wire.receive(self._from_worker, timeout, max_payload)
+            header, payload = wire.receive(self._from_worker, timeout, max_payload)
         except wire.Deadline:
             self.end()
             raise WorkerGone("TIMEOUT", f"your code did not finish {doing} within {timeout:.0f} s: an endless loop, a hang or a far too slow kernel") from None
         except wire.WireError as exc:
             self._gone(doing, str(exc))
+        if "worker_error" in header:
+            lines = str(header["worker_error"]).strip().splitlines()
+            raise WorkerGone("ERROR", f"the grader failed in the worker while {doing}: {lines[-1] if lines else ''}")
+        return header, payload
 
     def _gone(self, doing: str, detail: str = ""):
         self.end()

@@ -22,7 +22,12 @@ def measure(grading, stages) -> None:
     for size in p.bench_sizes:
         label = _label(size)
         measured = stages.timed(g.learner, size, secrets.randbits(62), check=True, phase=f"timed {label}")
+        g.result["cases"].append(measured["case"])
+        if not measured["case"]["passed"]:
+            g.result.update(status="FAIL", message="some cases are wrong")
+            return
         learner_raws[label], wrong[label] = measured["raws"], measured["wrong"]
+    g.stage("timed calls")
     # Nothing of the learner's may run while the library is timed: its worker and every process it
     # started are ended first.
     g.learner.end(spare=(g.helper.process.pid,))
@@ -35,6 +40,7 @@ def measure(grading, stages) -> None:
         for index, (name, _) in enumerate(p.extra_libraries):
             g.select(g.helper, f"extra_{index}")
             extra_raws.setdefault(label, {})[name] = stages.timed(g.helper, size, secrets.randbits(62), check=False, phase=None)["raws"]
+    g.stage("library")
     switch = _switch_cost(g)
     charged = {}
     for size in p.bench_sizes:
@@ -53,6 +59,7 @@ def measure(grading, stages) -> None:
             "wrong_timed_outputs": wrong[label],
             "extra_libraries": {name: summarise([crosstime.charge(r, ref)[0] for r in raws]) for name, raws in extra_raws.get(label, {}).items()},
             "charged_more": _reasons(mine),
+            "segments_us": {"yours": _segments(learner_raws[label]), "library": _segments(library)},
         }
         seconds = row["candidate"]["median_ms"] * 1e-3
         library_seconds = row["library"]["median_ms"] * 1e-3
@@ -69,6 +76,11 @@ def _switch_cost(g) -> float:
     if high > (1 + CALIBRATION_SPREAD) * low:
         g.result["calibration_note"] = f"the cost of switching between processes on this GPU changed during the grading ({low:.0f} us and {high:.0f} us)"
     return low
+
+
+def _segments(raws: list) -> dict:
+    """Median of each segment of the judge's timeline of a call, for the report and for diagnosis."""
+    return {name: _median([getattr(r, name) for r in raws]) for name in ("pre_us", "window_us", "copy_gap_us", "copy_us")}
 
 
 def _reasons(charges: list[tuple[float, list[str]]]) -> dict:

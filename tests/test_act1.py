@@ -116,7 +116,7 @@ def _as_torch(name):
 
 
 def _check(p, fn, size, seed=11):
-    return checking.check_case(p, fn, size, seed=seed, device="cpu", reference_first=True)
+    return checking.check_case(p, fn, size, seed=seed, device="cpu")
 
 
 @pytest.mark.parametrize("name", CUPY)

@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from autograder import checking
+from autograder import canary, checking
 from autograder import problem as problem_mod
 
 
@@ -25,7 +25,7 @@ PROBLEMS = [p for p in problem_mod.all_problems() if p.language in ("triton", "c
 def test_library_answer_passes_at_every_cpu_size(problem):
     p = _as_torch(problem)
     for i, size in enumerate(p.sizes_for("cpu")):
-        case = checking.check_case(p, lambda *a: p.library(*a), size, seed=1000 + i, device="cpu", reference_first=i % 2 == 0)
+        case = checking.check_case(p, lambda *a: p.library(*a), size, seed=1000 + i, device="cpu")
         assert case.passed, case
 
 
@@ -57,7 +57,7 @@ def test_wrong_answers_fail(problem, wrong):
     p = _as_torch(problem)
     sizes = [size for size in p.sizes_for("cpu") if math.prod(_as_shape(size)) > 1]
     assert sizes, f"{p.name} has no CPU test size with more than one element"
-    results = [checking.check_case(p, _wrong_answers(p, size)[wrong], size, seed=7 + i, device="cpu", reference_first=True) for i, size in enumerate(sizes)]
+    results = [checking.check_case(p, _wrong_answers(p, size)[wrong], size, seed=7 + i, device="cpu") for i, size in enumerate(sizes)]
     assert not any(r.passed for r in results), f"{wrong} passed for {p.name}"
 
 
@@ -100,7 +100,7 @@ VECTOR_ADD = _as_torch(problem_mod.get("act0.vector_add"))
 
 
 def _check(fn, size=1025):
-    return checking.check_case(VECTOR_ADD, fn, size, seed=3, device="cpu", reference_first=False)
+    return checking.check_case(VECTOR_ADD, fn, size, seed=3, device="cpu")
 
 
 def test_output_checks_name_what_is_wrong():
@@ -130,16 +130,16 @@ def test_a_tensor_subclass_is_refused():
 
 
 def test_poison_is_a_nan_canary_covering_the_allocator_block():
-    poisoned = checking.poison(1023, torch.float32, "cpu")
+    poisoned = canary.poison(1023, torch.float32, "cpu")
     assert poisoned.nbytes == 4092 and poisoned.block_bytes == 4096
-    canary = torch.tensor([checking.CANARY_BITS], dtype=torch.int32).view(torch.float32)
-    assert torch.isnan(canary).all()
+    word = torch.tensor([canary.CANARY_BITS], dtype=torch.int32).view(torch.float32)
+    assert torch.isnan(word).all()
     # On the CPU there is no caching allocator, so the spare-bytes check never claims a write.
-    assert not checking.wrote_past_the_end(torch.empty(1023), poisoned)
+    assert not canary.wrote_past_the_end(torch.empty(1023), poisoned)
 
 
 def test_guarded_blocks_read_as_nan_until_written():
-    blocks = checking.GuardedBlocks("cpu")
+    blocks = canary.GuardedBlocks("cpu")
     out = blocks.allocate(4 * 1000)[:1000].view(torch.float32)
     assert bool(torch.isnan(out).all())
     out.fill_(2.0)
@@ -148,7 +148,7 @@ def test_guarded_blocks_read_as_nan_until_written():
 
 @pytest.mark.parametrize("nbytes", [4 * 1000, 6, 1])
 def test_guarded_blocks_see_a_store_one_byte_past_the_end(nbytes):
-    blocks = checking.GuardedBlocks("cpu")
+    blocks = canary.GuardedBlocks("cpu")
     block = blocks.allocate(nbytes)
     raw = block.view(torch.uint8)
     raw[:nbytes] = 7
@@ -159,8 +159,8 @@ def test_guarded_blocks_see_a_store_one_byte_past_the_end(nbytes):
 
 
 def test_guarded_blocks_see_the_last_guard_byte_and_ignore_other_tensors():
-    blocks = checking.GuardedBlocks("cpu")
+    blocks = canary.GuardedBlocks("cpu")
     block = blocks.allocate(4000)
-    block.view(torch.uint8)[4000 + checking.GUARD_BYTES - 1] = 0
+    block.view(torch.uint8)[4000 + canary.GUARD_BYTES - 1] = 0
     assert blocks.wrote_past_the_end(block) is True
     assert blocks.wrote_past_the_end(torch.empty(1000)) is None

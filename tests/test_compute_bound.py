@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograder import benchmark, grading, honesty, report
+from autograder import benchmark, grading, honesty, report, verdict
 from autograder import problem as problem_mod
 from autograder.problem import LinearScale, Problem
 
@@ -95,7 +95,7 @@ def test_sizes_print_as_shapes_with_their_options():
 
 def test_a_library_ratio_scale_grades_the_geometric_mean_ratio(matmul):
     rows = [_row(matmul, s, 600, 700, 650) for s in matmul.bench_sizes]
-    result = grading.score(matmul, _result(matmul, rows), "cuda")
+    result = verdict.score(matmul, _result(matmul, rows), "cuda")
     assert result["status"] == "PASS"
     assert result["speed_metric"]["value"] == pytest.approx(600 / 700)
     assert result["speed_points"] == pytest.approx(2.0)
@@ -106,14 +106,14 @@ def test_a_library_ratio_scale_grades_the_geometric_mean_ratio(matmul):
 
 def test_a_time_below_the_flop_floor_is_rejected(matmul):
     rows = [_row(matmul, s, 1200, 700, 650) for s in matmul.bench_sizes]
-    result = grading.score(matmul, _result(matmul, rows), "cuda")
+    result = verdict.score(matmul, _result(matmul, rows), "cuda")
     assert result["status"] == "REJECT"
     assert "physical floor" in result["message"] and result["points"] == 0
 
 
 def test_the_report_of_a_compute_bound_kernel_is_in_tflops_with_every_baseline(matmul):
     rows = [_row(matmul, s, 600, 700, 650) for s in matmul.bench_sizes]
-    text = report.text(grading.score(matmul, _result(matmul, rows), "cuda"))
+    text = report.text(verdict.score(matmul, _result(matmul, rows), "cuda"))
     assert "TFLOP/s" in text and "600.0 TFLOP/s" in text
     assert "of peak" in text and "75%" in text
     assert "other library (ms)" in text and "0.92x" in text
@@ -136,7 +136,7 @@ def test_solution_targets_are_checked_on_the_scale_metric_and_the_library_ratio(
 
 def test_the_benchmark_table_marks_a_missed_target(matmul):
     rows = [_row(matmul, s, 600, 700, 650) for s in matmul.bench_sizes]
-    result = grading.score(matmul, _result(matmul, rows), "cuda")
+    result = verdict.score(matmul, _result(matmul, rows), "cuda")
     meta = {"device_name": "a test GPU", "date": "2026-11-22", "versions": {}, "copy_bandwidth": 4.0e12}
     table = benchmark._markdown("test", [result], meta)
     assert "600.0 TFLOP/s" in table and "75.0% of matmul peak" in table
@@ -165,15 +165,20 @@ extern "C" __global__ void nvjet_hsh_256x128(const float* a) {}
 """
 '''
     own = honesty.own_kernel_names(code)
+    # A declared kernel with a library's name is not taken as the learner's.
     assert own == {"flash_attention_kernel", "sgemm_vectorized"}
-    assert honesty.judge(["flash_attention_kernel"], (), own)[0]
-    assert honesty.judge(["_Z16sgemm_vectorizedPKf"], (), own)[0]
-    assert honesty.judge(["sgemm_vectorized(float const*)"], (), own)[0]
+
+    def judged(kernels, own_names=frozenset()):
+        return honesty.judge_gpu({"calls": {"kernels": [{"name": k, "calls": 1, "total_us": 100.0} for k in kernels]}}, set(own_names), (), {})["ok"]
+
+    assert judged(["flash_attention_kernel"], own)
+    assert judged(["_Z16sgemm_vectorizedPKf"], own)
+    assert judged(["sgemm_vectorized(float const*)"], own)
     # Not defined by the learner: the same names are library kernels.
-    assert not honesty.judge(["flash_attention_kernel"], ())[0]
-    # A library kernel stays a library kernel even when the learner declares one of that name.
-    assert not honesty.judge(["nvjet_hsh_256x128_64x4_1x2_h_bz_coopB_NNT"], (), own)[0]
-    assert not honesty.judge(["sgemm_vectorized", "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm>(Params)"], (), own)[0]
+    assert not judged(["flash_attention_kernel"])
+    # A library kernel stays a library kernel even when the learner declares one of a similar name.
+    assert not judged(["nvjet_hsh_256x128_64x4_1x2_h_bz_coopB_NNT"], own)
+    assert not judged(["sgemm_vectorized", "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm>(Params)"], own)
 
 
 def test_the_benchmark_builds_its_tables_from_recorded_gradings(tmp_path, monkeypatch):
@@ -198,7 +203,7 @@ def test_the_benchmark_builds_its_tables_from_recorded_gradings(tmp_path, monkey
               "device_name": "a test GPU", "versions": {"python": "3.12"}, "honesty": {"ok": True, "message": "kernels launched: add_kernel"}}
     recorded = tmp_path / "graded"
     monkeypatch.setenv(grading.RESULTS_DIR_VARIABLE, str(recorded))
-    grading._record(grading.score(vector_add, result, "cuda"))
+    grading._record(verdict.score(vector_add, result, "cuda"))
     out = tmp_path / "results"
     root = Path(__file__).resolve().parent.parent
     assert benchmark.run(root / "solutions", out, recorded) == 1  # the other exercises have no recorded grading

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from autograder import grading
+from autograder import grading, verdict
 from autograder import problem as problem_mod
 
 VECTOR_ADD = problem_mod.get("act0.vector_add")
@@ -47,36 +47,36 @@ def _result(rows, honest=True):
     [(0.95, 4.0), (0.75, 4.0), (0.525, 3.0), (0.30, 2.0), (0.10, 2.0)],
 )
 def test_speed_points_grow_linearly_between_30_and_75_percent(fraction, points):
-    result = grading.score(VECTOR_ADD, _result([_row(1 << 24, fraction), _row(1 << 26, fraction)]), "cuda")
+    result = verdict.score(VECTOR_ADD, _result([_row(1 << 24, fraction), _row(1 << 26, fraction)]), "cuda")
     assert result["status"] == "PASS"
     assert result["points"] == pytest.approx(points, abs=0.01)
 
 
 def test_speed_is_the_geometric_mean_over_sizes():
-    result = grading.score(VECTOR_ADD, _result([_row(1 << 24, 0.4), _row(1 << 26, 0.9)]), "cuda")
+    result = verdict.score(VECTOR_ADD, _result([_row(1 << 24, 0.4), _row(1 << 26, 0.9)]), "cuda")
     assert result["speed_metric"]["value"] == pytest.approx(0.6)
 
 
 def test_a_time_below_the_physical_floor_is_rejected():
-    result = grading.score(VECTOR_ADD, _result([_row(1 << 24, 1.5), _row(1 << 26, 0.9)]), "cuda")
+    result = verdict.score(VECTOR_ADD, _result([_row(1 << 24, 1.5), _row(1 << 26, 0.9)]), "cuda")
     assert result["status"] == "REJECT" and result["points"] == 0
 
 
 def test_wrong_answers_while_timed_fail():
-    result = grading.score(VECTOR_ADD, _result([_row(1 << 24, 0.9, wrong=3), _row(1 << 26, 0.9)]), "cuda")
+    result = verdict.score(VECTOR_ADD, _result([_row(1 << 24, 0.9, wrong=3), _row(1 << 26, 0.9)]), "cuda")
     assert result["status"] == "FAIL" and result["points"] == 0
     assert "3 timed calls" in result["message"]
 
 
 def test_library_kernels_are_rejected():
-    result = grading.score(VECTOR_ADD, _result([_row(1 << 24, 0.9)], honest=False), "cuda")
+    result = verdict.score(VECTOR_ADD, _result([_row(1 << 24, 0.9)], honest=False), "cuda")
     assert result["status"] == "REJECT" and result["points"] == 0
 
 
 def test_on_cpu_speed_needs_a_gpu():
     result = _result([])
     del result["honesty"]
-    scored = grading.score(VECTOR_ADD, result, "cpu")
+    scored = verdict.score(VECTOR_ADD, result, "cpu")
     assert scored["points"] == VECTOR_ADD.correctness_points
     assert "needs a GPU" in scored["speed_note"]
     assert scored["max_points_here"] == VECTOR_ADD.correctness_points
@@ -92,13 +92,13 @@ def test_cupy_exercises_say_they_need_a_gpu():
 def test_failed_correctness_earns_nothing():
     result = _result([_row(1 << 24, 0.9)])
     result["status"] = "FAIL"
-    assert grading.score(VECTOR_ADD, copy.deepcopy(result), "cuda")["points"] == 0
+    assert verdict.score(VECTOR_ADD, copy.deepcopy(result), "cuda")["points"] == 0
 
 
 def test_report_shows_physical_units():
     from autograder import report
 
-    result = grading.score(VECTOR_ADD, _result([_row(1 << 24, 0.9), _row(1 << 26, 0.9)]), "cuda")
+    result = verdict.score(VECTOR_ADD, _result([_row(1 << 24, 0.9), _row(1 << 26, 0.9)]), "cuda")
     text = report.text(result)
     assert "GB/s" in text and "of copy bandwidth" in text and "torch.add" in text
     png = report.roofline_png(result)
@@ -119,7 +119,7 @@ def test_work_without_flops_sits_on_the_bandwidth_roof():
         "floor_ms": bytes_moved / COPY_BW * 1e3,
         "bandwidth": bytes_moved / (ms * 1e-3),
     }
-    result = grading.score(transpose, {**_result([row]), "problem": transpose.name}, "cuda")
+    result = verdict.score(transpose, {**_result([row]), "problem": transpose.name}, "cuda")
     scored = result["speed"][0]
     assert scored["flop_per_s"] == 0.0
     assert scored["roofline_fraction"] == pytest.approx(0.8)

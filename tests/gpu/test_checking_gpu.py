@@ -6,22 +6,22 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograder import arrays, checking
+from autograder import arrays, canary
 
 pytestmark = pytest.mark.gpu
 
 N = 1000
 
 
-def _cupy_output(blocks: checking.GuardedBlocks):
+def _cupy_output(blocks: canary.GuardedBlocks):
     import cupy
 
-    with checking.cupy_allocates_from(blocks):
+    with canary.cupy_allocates_from(blocks):
         return cupy.empty(N, dtype=cupy.float32)
 
 
 def test_an_unwritten_cupy_output_reads_as_nan():
-    blocks = checking.GuardedBlocks("cuda")
+    blocks = canary.GuardedBlocks("cuda")
     out = arrays.from_learner(_cupy_output(blocks), "cupy")
     assert bool(torch.isnan(out).all())
     assert blocks.wrote_past_the_end(out) is False
@@ -30,7 +30,7 @@ def test_an_unwritten_cupy_output_reads_as_nan():
 def test_a_store_past_the_end_of_a_cupy_output_is_seen():
     import cupy
 
-    blocks = checking.GuardedBlocks("cuda")
+    blocks = canary.GuardedBlocks("cuda")
     out = _cupy_output(blocks)
     out.fill(1.0)
     assert blocks.wrote_past_the_end(arrays.from_learner(out, "cupy")) is False
@@ -43,8 +43,8 @@ def test_a_store_past_the_end_of_a_cupy_output_is_seen():
 def test_cupy_allocations_outside_a_case_are_cupys_own():
     import cupy
 
-    blocks = checking.GuardedBlocks("cuda")
-    with checking.cupy_allocates_from(blocks):
+    blocks = canary.GuardedBlocks("cuda")
+    with canary.cupy_allocates_from(blocks):
         pass
     out = arrays.from_learner(cupy.empty(N, dtype=cupy.float32), "cupy")
     assert blocks.wrote_past_the_end(out) is None
