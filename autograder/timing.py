@@ -54,8 +54,14 @@ class Timing:
     @classmethod
     def of(cls, samples: list[float]) -> Timing:
         median = statistics.median(samples)
-        spread = statistics.stdev(samples) if len(samples) > 1 else 0.0
-        # The standard error of a median is about 1.25 times that of a mean for normal noise.
+        # The spread from the interquartile range (IQR / 1.349 is sigma for normal noise), so that a
+        # few calls charged conservatively do not swamp it; the standard error of a median is about
+        # 1.25 times that of a mean.
+        if len(samples) >= 4:
+            q = statistics.quantiles(samples, n=4)
+            spread = (q[2] - q[0]) / 1.349
+        else:
+            spread = statistics.stdev(samples) if len(samples) > 1 else 0.0
         return cls(median, 1.2533 * spread / math.sqrt(len(samples)), len(samples))
 
 
