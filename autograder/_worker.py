@@ -145,29 +145,24 @@ class Worker:
 
     def call(self, request: dict) -> tuple[dict, bytes]:
         """One call of the learner's function on shared inputs; with ``gate``, queued behind the
-        judge's go flag and followed by the done flag (a timed call)."""
+        judge's go flag (a timed call: ``serve`` writes the done flag once all of it has run)."""
         from . import arrays, canary, shared
 
         tensors, args = self.inputs[request["id"]]
         gate = request.get("gate")
         guard = canary.Guard(self.language, self.device, request.get("out_numel", 0), request.get("out_dtype")) if request.get("canary") else None
         record = self._record_launches()
-        stream = None
         if gate is not None:
             import torch
 
             from . import cuda_driver
 
-            stream = torch.cuda.current_stream()
-            cuda_driver.wait_value(stream, self.flags + 0, gate)
+            cuda_driver.wait_value(torch.cuda.current_stream(), self.flags + 0, gate)
         try:
             with guard or _nothing(), record:
                 raw = self.fn(*args)
         except BaseException as exc:  # noqa: BLE001 -- reported as this call's verdict
             return {"error": _error(exc, self.setup.get("module"))}, b""
-        finally:
-            if gate is not None:
-                cuda_driver.write_value(stream, self.flags + 4, gate)
         try:
             out = arrays.from_learner(raw, self.language)
         except TypeError as exc:
@@ -247,11 +242,17 @@ class Worker:
                 header, data = {"worker_error": traceback.format_exc()[-3000:]}, b""
             self.reply(header, data)
             if request.get("gate") is not None:
-                # The reply goes first, so the judge can queue its read of the output while the GPU
-                # still works; then wait for our own work before the next request.
-                import torch
+                self._done(request["gate"])
 
-                torch.cuda.synchronize()
+    def _done(self, gate: int) -> None:
+        """The reply went first, so the judge can queue its read of the output while the GPU still
+        works; the done flag follows all of the call's work, on every stream of this process."""
+        import torch
+
+        from . import cuda_driver
+
+        torch.cuda.synchronize()
+        cuda_driver.write_value(torch.cuda.current_stream(), self.flags + 4, gate)
 
     def _open_flags(self, request: dict) -> dict:
         from . import cuda_driver

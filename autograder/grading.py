@@ -96,6 +96,10 @@ _SESSION: dict = {}
 
 
 def _graded_cell(problem_name: str, fn: Callable, part: str) -> float:
+    if inside_a_grading():
+        # Before anything else: inside a grading the problem definitions are not even importable.
+        print(NESTED)
+        return 0.0
     from . import report
 
     sink = io.StringIO()

@@ -28,6 +28,7 @@ class KernelStages:
         self.device = grading.device
         self.out_dtype = getattr(torch, self.problem.out_dtype)
         self.reader = shared.OutputReader() if self.device == "cuda" else None
+        self.arena = shared.Arena()
         self._ids = 0
 
     # -- correctness --------------------------------------------------------------------------------
@@ -49,6 +50,8 @@ class KernelStages:
             if g.stopped:
                 return
         seen = g.watch(g.learner, "correctness", "stop")
+        if self.reader is not None:
+            self.reader.close()
         g.stage("correctness")
         passed = all(c["passed"] for c in g.result["cases"])
         g.result["status"] = "PASS" if passed else "FAIL"
@@ -63,7 +66,7 @@ class KernelStages:
         inputs = p.make_inputs(size, secrets.randbits(62), self.device)
         reference = p.reference(**inputs)
         tol = checking.derive_tolerance(reference, p.library(**inputs), self.out_dtype, p.tolerance_factor)
-        shared_inputs = shared.Inputs(inputs, self.device, g.shared_folder)
+        shared_inputs = shared.Inputs(inputs, self.device, g.shared_folder, self.arena)
         _synchronize(self.device)
         label = _size_repr(size)
         try:
@@ -119,9 +122,7 @@ class KernelStages:
     def _read(self, answer: dict, payload: bytes) -> torch.Tensor:
         meta = answer["output"]
         if self.device == "cuda":
-            out = self.reader.view(meta).clone()
-            self.reader.close()
-            return out
+            return self.reader.view(meta).clone()
         return shared.output_from_bytes(meta, payload)
 
     # -- timed calls --------------------------------------------------------------------------------
@@ -133,7 +134,7 @@ class KernelStages:
         private = p.make_inputs(size, seed, "cuda")
         generator = torch.Generator(device="cuda").manual_seed(seed ^ 0x5EED)
         with torch.cuda.stream(timer.stream):
-            shared_inputs = shared.Inputs(private, "cuda")
+            shared_inputs = shared.Inputs(private, "cuda", arena=self.arena)
         torch.cuda.synchronize()
         self._ids += 1
         inputs_id = self._ids

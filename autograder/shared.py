@@ -33,14 +33,42 @@ def span_bytes(shape, strides, itemsize: int) -> int:
     return (1 + sum((n - 1) * s for n, s in zip(shape, strides, strict=True))) * itemsize
 
 
-class Inputs:
-    """The judge's shared copies of one case's tensors: ``tensors`` for the judge to refill and read,
-    ``describe()`` for the worker to open. Scalars travel by value."""
+ALIGN = 512
 
-    def __init__(self, values: dict, device: str, folder: str | None = None) -> None:
-        self.device, self.tensors, self._blocks, self._descriptors, self._paths = device, {}, [], [], []
+
+class Arena:
+    """One allocation of the judge's that holds the shared inputs of one call after another: the
+    worker maps it once (mapping device memory between processes costs milliseconds), and it
+    grows, under a new handle, when a case needs more."""
+
+    def __init__(self) -> None:
+        self.block = None
+
+    def reserve(self, nbytes: int):
+        if self.block is None or self.block.nbytes < nbytes:
+            from . import cuda_driver
+
+            self.block = None
+            self.block = cuda_driver.Block(max(nbytes, 1 << 20))
+        return self.block
+
+
+class Inputs:
+    """The judge's shared copies of one call's tensors: ``tensors`` for the judge to refill and read,
+    ``describe()`` for the worker to open. Scalars travel by value. On a GPU they lie in ``arena``
+    (earlier inputs placed there are overwritten); on a CPU, in files of ``folder``."""
+
+    def __init__(self, values: dict, device: str, folder: str | None = None, arena: Arena | None = None) -> None:
+        self.device, self.tensors, self._descriptors, self._paths = device, {}, [], []
+        tensors = {k: v for k, v in values.items() if isinstance(v, torch.Tensor)}
+        offsets, total = {}, 0
+        for name, value in tensors.items():
+            offsets[name] = total
+            total += -(-span_bytes(value.shape, value.stride(), value.element_size()) // ALIGN) * ALIGN
+        block = (arena or Arena()).reserve(total) if device == "cuda" and tensors else None
+        self._block = block
         for name, value in values.items():
-            if not isinstance(value, torch.Tensor):
+            if name not in tensors:
                 self._descriptors.append({"name": name, "kind": "scalar", "value": value})
                 continue
             nbytes = span_bytes(value.shape, value.stride(), value.element_size())
@@ -48,10 +76,8 @@ class Inputs:
             if device == "cuda":
                 from . import cuda_driver
 
-                block = cuda_driver.Block(nbytes)
-                shared = block.tensor(value.dtype, tuple(value.shape), tuple(value.stride()))
-                self._blocks.append(block)
-                meta["handle"] = block.handle
+                shared = cuda_driver.as_tensor(block.ptr + offsets[name], max(nbytes, 1), value.dtype, tuple(value.shape), tuple(value.stride()), owner=block)
+                meta.update(handle=block.handle, offset=offsets[name])
             else:
                 path = os.path.join(folder, f"input-{next(_NAMES)}")
                 self._paths.append(path)
@@ -99,23 +125,17 @@ def open_inputs(descriptors: list[dict], device: str) -> dict:
         if device == "cuda":
             from . import cuda_driver
 
-            ptr = cuda_driver.ipc_open(d["handle"])
-            opened[d["name"]] = cuda_driver.as_tensor(ptr, d["nbytes"], dtype, shape, strides, owner=_Mapped(ptr))
+            if d["handle"] not in _OPENED:
+                _OPENED[d["handle"]] = cuda_driver.ipc_open(d["handle"])
+            ptr = _OPENED[d["handle"]] + int(d["offset"])
+            opened[d["name"]] = cuda_driver.as_tensor(ptr, max(d["nbytes"], 1), dtype, shape, strides)
         else:
             opened[d["name"]] = _map_file(d["path"], d["nbytes"], dtype, shape, strides, create=False)
     return opened
 
 
-class _Mapped:
-    """Keeps an opened IPC mapping until the last tensor over it is gone."""
-
-    def __init__(self, ptr: int) -> None:
-        self.ptr = ptr
-
-    def __del__(self) -> None:
-        from . import cuda_driver
-
-        cuda_driver.ipc_close(self.ptr)
+# Worker side: the judge's allocations mapped so far (kept until the worker ends).
+_OPENED: dict[str, int] = {}
 
 
 def describe_output(out: torch.Tensor) -> tuple[dict, bytes]:

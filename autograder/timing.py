@@ -25,8 +25,8 @@ import torch
 from . import arrays, ceilings, checking
 
 MIN_CALLS = 10
-MAX_CALLS = 100
-TIMED_SECONDS = 0.3
+MAX_CALLS = 50
+TIMED_SECONDS = 0.2
 # A claimed time under this fraction of the physical floor is rejected as impossible: the floor
 # uses the measured copy bandwidth, which a read-heavy kernel can exceed by a few percent only.
 FLOOR_SLACK = 0.8

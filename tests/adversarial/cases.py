@@ -1,8 +1,9 @@
 """The adversarial submissions and the verdicts the grader must give them.
 
 Each file in submissions/ starts with comment lines: ``# expect:`` (one or more verdicts, any of
-which is right), ``# problem:``, ``# devices:`` (cpu, cuda) and optionally ``# entry:`` and
-``# timeout:``. Each submission is a whole learner file, self-contained on purpose (the grader ships
+which is right), ``# problem:``, ``# devices:`` (cpu, cuda) and optionally ``# entry:``,
+``# timeout:`` and ``# speed_at_most:`` (for a cheat that must earn only its honest speed: the
+speed metric, a copy fraction or a ratio to the library, may not exceed it on a GPU). Each submission is a whole learner file, self-contained on purpose (the grader ships
 one file to its child process), so the honest kernel appears in several of them.
 """
 
@@ -22,6 +23,7 @@ class Case:
     devices: tuple[str, ...]
     entry: str
     timeout: float | None
+    speed_at_most: float | None = None
 
     @property
     def name(self) -> str:
@@ -48,6 +50,7 @@ def _parse(path: Path) -> Case:
         devices=tuple(fields["devices"].split()),
         entry=fields.get("entry", problem.split(".")[1]),
         timeout=float(fields["timeout"]) if "timeout" in fields else None,
+        speed_at_most=float(fields["speed_at_most"]) if "speed_at_most" in fields else None,
     )
 
 

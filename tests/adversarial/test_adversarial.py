@@ -60,6 +60,8 @@ def test_verdict_on_gpu(case):
     else:
         # Honest submissions are timed honestly: never below the physical floor.
         assert all(not row["below_floor"] for row in result["speed"]), result["speed"]
+        if case.speed_at_most is not None:
+            assert result["speed_metric"]["value"] <= case.speed_at_most, result["speed_metric"]
 
 
 def test_flooded_output_is_truncated():
