@@ -134,6 +134,19 @@ def load_at_kernel(x_ptr, out_ptr, OFFSET: tl.constexpr):
 
 
 @triton.jit
+def spread_load_kernel(x_ptr, out_ptr, STRIDE: tl.constexpr, BLOCK_SIZE: tl.constexpr):
+    offsets = tl.arange(0, BLOCK_SIZE)
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets * STRIDE))
+
+
+@triton.jit
+def straddle_kernel(x_ptr, out_ptr, BYTE_OFFSET: tl.constexpr):
+    """Loads a float that starts inside x and ends past it."""
+    bytes_ptr = x_ptr.to(tl.pointer_type(tl.int8)) + BYTE_OFFSET
+    tl.store(out_ptr, tl.load(bytes_ptr.to(tl.pointer_type(tl.float32))))
+
+
+@triton.jit
 def atomic_cas_kernel(lock_ptr, OFFSET: tl.constexpr):
     tl.atomic_cas(lock_ptr + OFFSET, 0, 1)
 
@@ -192,6 +205,11 @@ def out_of_bounds() -> dict:
     wrong = TensorDescriptor(matrix, [41, 48], list(matrix.stride()), [16, 16])
     right_out = TensorDescriptor.from_tensor(torch.empty(41, 48), [16, 16])
     seen["descriptor_past_end"] = _error(lambda: descriptor_copy_kernel[(3, 3)](wrong, right_out, BLOCK_ROWS=16, BLOCK_COLS=16))
+    # Lane 0 reads x[0], lane 1 reads 16 KiB further: memory of the longer buffer x is cut from (never
+    # another argument), and blamed on x because lane 0 shows where the pointer came from.
+    longer = torch.zeros(8 * N)
+    seen["spread_past_end"] = _error(lambda: spread_load_kernel[(1,)](longer[:N], torch.empty(2), STRIDE=4096, BLOCK_SIZE=2))
+    seen["straddles_end"] = _error(lambda: straddle_kernel[(1,)](x, torch.empty(1), BYTE_OFFSET=4 * N - 2))
     seen["far_outside"] = _error(lambda: load_at_kernel[(1,)](x, torch.empty(1), OFFSET=1 << 30))
     return seen
 

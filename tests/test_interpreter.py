@@ -66,6 +66,8 @@ def test_off_by_one_tail_mask_gives_the_same_sentence_ten_times():
         ("atomic_add_past_end", "your kernel atomic_add_kernel updated past the end of its argument out_ptr (element 1000 of 1000; program id (7,))"),
         ("atomic_cas_past_end", "your kernel atomic_cas_kernel updated past the end of its argument lock_ptr (element 1 of 1; program id (0,))"),
         ("descriptor_past_end", "your kernel descriptor_copy_kernel read past the end of its argument in_desc (element 1920 of 1920; program id (2, 0))"),
+        ("spread_past_end", "your kernel spread_load_kernel read past the end of its argument x_ptr (element 4096 of 1000; program id (0,))"),
+        ("straddles_end", "your kernel straddle_kernel read past the end of its argument x_ptr (element 999 of 1000; program id (0,))"),
         ("far_outside", "your kernel load_at_kernel read memory outside every tensor passed to the kernel (program id (0,))"),
     ],
 )
