@@ -16,9 +16,11 @@ def setup() -> str:
     device = pick_device()
     if device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
-        from .interpreter import patch_bf16_dot
+        from .interpreter import install_guard, patch_bf16_dot
 
         patch_bf16_dot()  # the interpreter's tl.dot is wrong for bfloat16 without it
+        # A kernel that strays past a tensor would read or write this process's own memory: say so instead.
+        install_guard()
         print("No GPU here: Triton runs under its interpreter (correctness is graded, speed needs a GPU); CuPy exercises need a GPU.")
     else:
         import torch
