@@ -70,9 +70,13 @@ def graded_call(cell_source: str) -> GradedCall | None:
     return GradedCall(name.value, fn.id, *PARTS[call.func.attr])
 
 
-def _autograded(cell) -> bool:
-    """A cell whose outputs nbgrader turns into points (solution cells are graded by hand)."""
-    return cell.cell_type == "code" and utils.is_grade(cell) and not utils.is_solution(cell)
+def _graded(cell) -> bool:
+    """A graded code cell. nbgrader does not restore a graded cell's `solution` flag, which turns it
+    into a cell graded by hand; such a cell is still regraded when it is a grader call (no real
+    answer cell is), so whoever grades it by hand never sees what the kernel printed."""
+    if cell.cell_type != "code" or not utils.is_grade(cell):
+        return False
+    return not utils.is_solution(cell) or graded_call(cell.source) is not None
 
 
 def _outputs(cell, text: str, points: float, png: bytes | None = None) -> list:
@@ -81,6 +85,16 @@ def _outputs(cell, text: str, points: float, png: bytes | None = None) -> list:
         outputs.append(new_output("display_data", data={"image/png": base64.b64encode(png).decode("ascii")}))
     outputs.append(new_output("execute_result", data={"text/plain": repr(float(points))}, execution_count=cell.get("execution_count")))
     return outputs
+
+
+def _roofline(result: dict, call: GradedCall, log) -> bytes | None:
+    if call.part == "correctness":
+        return None
+    try:
+        return report.roofline_png(result)
+    except Exception:  # noqa: BLE001 -- the plot is a courtesy; the points and the report stand without it
+        log.exception("no roofline plot for %s", call.problem)
+        return None
 
 
 def _grade(call: GradedCall, cells: list[str], device: str, log) -> dict | None:
@@ -100,23 +114,23 @@ def regrade(nb, log, course_notebook: bool = False) -> list[int]:
     source; return their indices. The correctness and speed cells of one exercise share one grading.
     A notebook is the course's if ``course_notebook`` says so or a graded cell calls the autograder;
     other notebooks are left alone."""
-    graded = [(i, cell) for i, cell in enumerate(nb.cells) if _autograded(cell)]
+    graded = [(i, cell) for i, cell in enumerate(nb.cells) if _graded(cell)]
     if not graded or not (course_notebook or any("autograder" in cell.source for _, cell in graded)):
         return []
     cells = source.code_cells(nb)
     device = grading.pick_device()
     results: dict = {}
     for _, cell in graded:
-        call = graded_call(cell.source)
-        if call is not None and (call.problem, call.entry) not in results:
-            results[call.problem, call.entry] = _grade(call, cells, device, log)
-        result = results.get((call.problem, call.entry)) if call is not None else None
+        call, result = graded_call(cell.source), None
+        if call is not None:
+            if (call.problem, call.entry) not in results:
+                results[call.problem, call.entry] = _grade(call, cells, device, log)
+            result = results[call.problem, call.entry]
         if result is None:
             cell.outputs = _outputs(cell, f"{HEADING}\n{CHANGED}", 0.0)
             log.warning("graded cell %s is not one grader call: 0 points", cell.metadata.nbgrader.get("grade_id"))
             continue
-        png = report.roofline_png(result) if call.part != "correctness" else None
-        cell.outputs = _outputs(cell, f"{HEADING}\n{report.text(result, call.part)}", result.get(call.points_key, 0.0), png)
+        cell.outputs = _outputs(cell, f"{HEADING}\n{report.text(result, call.part)}", result.get(call.points_key, 0.0), _roofline(result, call, log))
         log.info("%s %s: %s, %s points", call.problem, call.part, result["status"], result.get(call.points_key, 0.0))
     return [i for i, _ in graded]
 

@@ -198,11 +198,20 @@ def test_a_changed_graded_cell_earns_zero_with_a_sentence():
 
     import nbformat
 
-    graded = nbformat.v4.new_code_cell("2", metadata={"nbgrader": {"grade": True, "solution": False, "grade_id": "g", "points": 2}})
-    graded.outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": "2"}, execution_count=1)]
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("def vector_add(x, y):\n    return x + y"), graded])
-    assert nbgrader_plugin.regrade(nb, logging.getLogger(__name__), course_notebook=True) == [1]
-    assert _result(graded.outputs) == "0.0" and "This graded cell was changed" in _text(graded.outputs)
+    def cell(source, solution):
+        node = nbformat.v4.new_code_cell(source, metadata={"nbgrader": {"grade": True, "solution": solution, "grade_id": source[:8], "points": 2}})
+        node.outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": "2"}, execution_count=1)]
+        return node
+
+    changed = cell("2", solution=False)
+    # A grader call that the submission re-marked as an answer cell (graded by hand): regraded too.
+    flipped = cell('autograder.grade_correctness("act0.no_such_exercise", vector_add)', solution=True)
+    answer = cell("x = 1", solution=True)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("def vector_add(x, y):\n    return x + y"), changed, flipped, answer])
+    assert nbgrader_plugin.regrade(nb, logging.getLogger(__name__), course_notebook=True) == [1, 2]
+    for graded in (changed, flipped):
+        assert _result(graded.outputs) == "0.0" and "This graded cell was changed" in _text(graded.outputs)
+    assert _result(answer.outputs) == "2"
 
 
 def test_fresh_grades_run_after_execution_and_before_grades_are_saved():
