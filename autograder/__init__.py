@@ -5,7 +5,7 @@ A graded cell is one line: ``autograder.grade_correctness("act0.vector_add", vec
 in the next cell, ``autograder.grade_speed("act0.vector_add", vector_add)``; each returns its points.
 """
 
-from .grading import grade, grade_correctness, grade_speed
+from .cells import grade, grade_correctness, grade_speed
 from .setup import setup
 
 __all__ = ["grade", "grade_correctness", "grade_speed", "setup"]

@@ -1,4 +1,4 @@
-"""``python -m autograder doctor | grade PATH | bench``."""
+"""``python -m autograder doctor | grade PATH | validate PATH | bench | stability``."""
 
 from __future__ import annotations
 
@@ -68,6 +68,18 @@ def _notebooks(path: Path) -> list[Path]:
     return [path]
 
 
+def grade_exercise(problem, cells: list[str], entry: str, device: str, speed: bool) -> dict:
+    """Grade ``entry`` from the learner's code cells for one exercise, in fresh processes: the grading
+    that `grade`, `validate` and nbgrader's preprocessor (autograder.nbgrader_plugin) share."""
+    if problem.needs_gpu and device != "cuda":
+        return verdict.score(problem, verdict.needs_gpu_result(problem), device)
+    try:
+        code = source.extract(cells, entry)
+    except source.SourceError as exc:
+        return verdict.score(problem, {"problem": problem.name, "status": "ERROR", "message": str(exc)}, device)
+    return grading.grade_source(problem, code, entry, device, speed)
+
+
 def grade_notebook(path: Path, device: str, speed: bool) -> list[dict]:
     problems = problem_mod.for_notebook(str(path))
     if not problems:
@@ -81,15 +93,8 @@ def grade_notebook(path: Path, device: str, speed: bool) -> list[dict]:
     for p in problems:
         if cells is None:
             result = verdict.score(p, {"problem": p.name, "status": "ERROR", "message": error}, device)
-        elif p.needs_gpu and device != "cuda":
-            result = verdict.score(p, verdict.needs_gpu_result(p), device)
         else:
-            try:
-                code = source.extract(cells, p.function)
-            except source.SourceError as exc:
-                result = verdict.score(p, {"problem": p.name, "status": "ERROR", "message": str(exc)}, device)
-            else:
-                result = grading.grade_source(p, code, p.function, device, speed)
+            result = grade_exercise(p, cells, p.function, device, speed)
         result["notebook"] = str(path)
         results.append(result)
     return results
@@ -121,6 +126,36 @@ def grade(args) -> int:
     return 0
 
 
+def passes(result: dict) -> bool:
+    """Every point this machine can award was earned: what `nbgrader validate` calls passing."""
+    return result["status"] == "PASS" and result.get("points", 0) >= result.get("max_points_here", 0) - 1e-9
+
+
+def validate(args) -> int:
+    """Grade every exercise from the notebook's source in fresh processes (nothing the notebook's
+    kernel did counts) and say Success only when each one earns every point gradable here."""
+    device = grading.pick_device()
+    results = [r for nb in _notebooks(Path(args.path)) for r in grade_notebook(nb, device, speed=True)]
+    if not results:
+        print(f"VALIDATION FAILED: no notebook found at {args.path}")
+        return 1
+    for r in results:
+        if r.get("problem"):
+            print(report.text(r))
+            print()
+    short = [r for r in results if not passes(r)]
+    if short:
+        print(f"VALIDATION FAILED on {len(short)} of {len(results)} exercises (each graded from the notebook's source in a fresh process):")
+        for r in short:
+            reason = f": {r['message']}" if r.get("message") else ""
+            print(f"  {r.get('problem') or r['notebook']}: {r['status']}, {r.get('points', 0):.2f} of the {r.get('max_points_here', 0):g} points gradable here{reason}")
+        return 1
+    print(f"Success! Every exercise earns all the points gradable on this machine ({len(results)} graded from the notebook's source, each in a fresh process).")
+    for note in sorted({r["speed_note"] for r in results if r.get("speed_note")}):
+        print(f"  Speed: {note}.")
+    return 0
+
+
 def bench(args) -> int:
     from . import benchmark
 
@@ -147,6 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--no-speed", action="store_true", help="check correctness only")
     g.add_argument("-v", "--verbose", action="store_true", help="print every exercise's full report")
     g.set_defaults(func=grade)
+    v = sub.add_parser("validate", help="grade a notebook (or folder) afresh from its source; print Success only if every exercise earns all the points gradable here")
+    v.add_argument("path")
+    v.set_defaults(func=validate)
     b = sub.add_parser("bench", help="time the reference solutions and write results/")
     b.add_argument("--solutions", default=str(REPO_ROOT / "solutions"))
     b.add_argument("--out", default=str(REPO_ROOT / "results"))

@@ -141,6 +141,12 @@ def notebook_cells(path: str) -> list[str]:
         raise SourceError(f"cannot read the notebook {path}: {exc}") from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         raise SourceError(f"{path} is not a notebook (no list of cells)")
+    return code_cells(nb)
+
+
+def code_cells(nb: dict) -> list[str]:
+    """The code cells of a notebook already read (a dict or an nbformat node), graded cells left out:
+    what a graded cell prints or returns is never part of the learner's code."""
     cells = []
     for cell in nb["cells"]:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":

@@ -24,6 +24,7 @@ BOOK_PAGES = [
     "book/act0-start/index.html",
     "book/act0-start/three-ways.html",
     "book/act0-start/grading.html",
+    "book/act0-start/instructors.html",
     "book/act0-start/doctor.html",
     "book/act0-start/results.html",
     "book/act2-rooflines/index.html",

@@ -5,6 +5,7 @@ full marks for what is gradable here and an untouched exercise zero, with readab
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -30,7 +31,9 @@ def _course_copy(tmp_path: Path) -> Path:
 
 
 def _run(args, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=900)
+    # nbgrader_config.py imports autograder, and the kernels grade with it: this checkout's copy.
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=900, env=env)
 
 
 GRADED_CALL = re.compile(r"autograder\.(grade_correctness|grade_speed|grade)\(\s*[\"']([\w.]+)[\"']")
