@@ -6,7 +6,7 @@ in the next cell, ``autograder.grade_speed("act0.vector_add", vector_add)``; eac
 """
 
 from .cells import grade, grade_correctness, grade_speed
-from .setup import setup
+from .setup import ensure_cupy, setup
 
-__all__ = ["grade", "grade_correctness", "grade_speed", "setup"]
+__all__ = ["ensure_cupy", "grade", "grade_correctness", "grade_speed", "setup"]
 __version__ = "0.1.0"

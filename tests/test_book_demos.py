@@ -1,0 +1,147 @@
+"""Every book demo runs top to bottom as its Colab button runs it, on a CPU.
+
+One fresh virtual environment (no system site packages, the repository on no path) holds what a
+Colab runtime has before the notebook runs: torch, Triton, numpy, matplotlib and a kernel. The only
+way the course package gets into it is the demo's own install cell, whose repository URL is pointed
+at a wheel built from this checkout; the package is uninstalled again after each demo, so every demo
+installs it itself. Each demo runs as a copy in a scratch folder, so the committed notebooks keep
+their GPU outputs, and must print what it would measure on a GPU instead of failing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMOS = sorted(p for p in (ROOT / "book").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+REPOSITORY = re.search(r"url: &repository_url (\S+)", (ROOT / "_config.yml").read_text()).group(1)
+INSTALL_SPEC = f"gpu-brrr @ git+{REPOSITORY}"
+KERNEL = "gpu-brrr-fresh"
+NO_GPU = "No CUDA GPU found: this notebook measures a GPU, so its measurements are skipped here."
+NO_CUPY = "No GPU here: CuPy kernels need an NVIDIA GPU"
+# What each demo must print on a CPU: why nothing is measured, and what it can show without a GPU.
+EXPECTED = {
+    "act1-hierarchy/measure-hierarchy.ipynb": [NO_CUPY, NO_GPU],
+    "act2-rooflines/measured-roofline.ipynb": [NO_GPU],
+    "act4-kernels/sgemm-progression.ipynb": [
+        NO_CUPY,
+        "No CUDA GPU found: the SGEMM kernels are CUDA C, so the measurements are skipped here.",
+        # The traffic model: 2 loads per FMA for steps 1-2, 1/64 for 128 x 128 tiles, 4.3 GB from L2 at 4096^3.
+        "vectorized",
+        "0.0156",
+        "4.3 GB",
+        # The six kernels' sources, read from the solution notebooks inside the installed package.
+        *(f"sgemm_{step}: " for step in ("naive", "coalesced", "smem", "1d_tiling", "2d_tiling", "vectorized")),
+        "Compiling and timing them needs a GPU.",
+    ],
+    "act4-kernels/attention-vs-library.ipynb": [
+        "No GPU here",
+        "GiB of scores and probabilities",
+        "The course's Triton FlashAttention: flash_attention, from the reference solution",
+    ],
+}
+
+
+@dataclass
+class Fresh:
+    python: Path
+    wheel: Path
+    jupyter_path: Path
+    build_log: str
+
+
+def _run(command: list, **kwargs) -> subprocess.CompletedProcess:
+    proc = subprocess.run([str(c) for c in command], capture_output=True, text=True, timeout=900, **kwargs)
+    assert proc.returncode == 0, f"{' '.join(map(str, command))} failed:\n{(proc.stdout + proc.stderr)[-4000:]}"
+    return proc
+
+
+def _pinned(name: str) -> str:
+    """The package at the version these tests run with, less any local label (2.13.0+cpu -> 2.13.0)."""
+    return f"{name}=={metadata.version(name).split('+')[0]}"
+
+
+def _clean_env(**extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MPLBACKEND", "VIRTUAL_ENV")}
+    return {**env, "CUDA_VISIBLE_DEVICES": "", **extra}
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory) -> Fresh:
+    base = tmp_path_factory.mktemp("fresh")
+    # The wheel is built from the files a clone has, as pip builds one from the repository URL.
+    source = base / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, source / name)
+    for folder in ("autograder", "solutions"):
+        shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+    build = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", base / "wheels", source], env=_clean_env())
+    [wheel] = (base / "wheels").glob("gpu_brrr-*.whl")
+
+    venv = base / "venv"
+    _run([sys.executable, "-m", "venv", venv])
+    python = venv / "bin" / "python"
+    colab_stack = [_pinned(n) for n in ("torch", "triton", "numpy", "matplotlib", "ipykernel")]
+    _run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", *colab_stack], env=_clean_env())
+    probe = _run([python, "-c", "import importlib.util; print(importlib.util.find_spec('autograder'))"], cwd=base, env=_clean_env())
+    assert probe.stdout.strip() == "None", "the fresh environment already finds the course package"
+
+    kernel_dir = base / "jupyter" / "kernels" / KERNEL
+    kernel_dir.mkdir(parents=True)
+    spec = {"argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"], "display_name": "fresh", "language": "python"}
+    (kernel_dir / "kernel.json").write_text(json.dumps(spec))
+    return Fresh(python=python, wheel=wheel, jupyter_path=base / "jupyter", build_log=build.stdout + build.stderr)
+
+
+def _installed(fresh: Fresh) -> bool:
+    proc = subprocess.run([fresh.python, "-m", "pip", "show", "-q", "gpu-brrr"], capture_output=True, env=_clean_env())
+    return proc.returncode == 0
+
+
+def test_every_demo_has_an_expectation():
+    assert sorted(EXPECTED) == sorted(str(p.relative_to(ROOT / "book")) for p in DEMOS)
+
+
+@pytest.mark.parametrize("demo", DEMOS, ids=[p.stem for p in DEMOS])
+def test_demo_runs_in_a_fresh_environment_through_its_install_cell(demo: Path, fresh: Fresh, tmp_path: Path, monkeypatch):
+    nb = nbformat.read(demo, as_version=4)
+    first_code = next(c for c in nb.cells if c.cell_type == "code")
+    assert first_code.source.count(INSTALL_SPEC) == 1, f"the first code cell must install the package from {INSTALL_SPEC}"
+    first_code.source = first_code.source.replace(INSTALL_SPEC, f"gpu-brrr @ {fresh.wheel.as_uri()}")
+
+    for name, value in _clean_env(JUPYTER_PATH=str(fresh.jupyter_path)).items():
+        monkeypatch.setenv(name, value)
+    for name in ("PYTHONPATH", "MPLBACKEND", "VIRTUAL_ENV"):
+        monkeypatch.delenv(name, raising=False)
+    assert not _installed(fresh)
+    client = NotebookClient(nb, timeout=600, kernel_name=KERNEL, resources={"metadata": {"path": str(tmp_path)}})
+    try:
+        client.execute()
+    finally:
+        nbformat.write(nb, tmp_path / demo.name)
+        installed = _installed(fresh)
+        subprocess.run([fresh.python, "-m", "pip", "uninstall", "-y", "-q", "gpu-brrr"], capture_output=True, env=_clean_env())
+    assert installed, "the install cell did not install the course package"
+
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
+    assert not [o for o in outputs if o["output_type"] == "error"], "a cell raised"
+    printed = "".join(o.get("text", "") for o in outputs if o["output_type"] == "stream" and o.get("name") == "stdout")
+    missing = [text for text in EXPECTED[str(demo.relative_to(ROOT / "book"))] if text not in printed]
+    assert not missing, f"{demo.name} did not print {missing}; it printed:\n{printed}"
+
+
+def test_the_package_builds_without_setuptools_warnings(fresh: Fresh):
+    assert "Warning" not in fresh.build_log, fresh.build_log
