@@ -29,10 +29,12 @@ from autograder import problem as _registry
 _problem = _registry.get({name!r})
 _names = {names!r}
 _null_out = torch.zeros(1, device="cuda")
+# What the library runs on this GPU (SDPA's backend, say), decided here as the judge decides it.
+_baseline = _problem.baseline_for("cuda")
 
 
 def library_entry(*args):
-    return _problem.library(**dict(zip(_names, args)))
+    return _baseline.run(**dict(zip(_names, args)))
 
 
 def null_entry(*args):
@@ -45,7 +47,7 @@ def _extra(library):
     return lambda *args: library(**dict(zip(_names, args)))
 
 
-for _index, (_, _library) in enumerate(_problem.extra_libraries):
+for _index, (_, _library) in enumerate(_baseline.extra_libraries):
     globals()[f"extra_{{_index}}"] = _extra(_library)
 '''
 

@@ -44,6 +44,23 @@ class LinearScale:
         return f"0 points at {self.zero_at:.2f}{unit}, full at {self.full_at:.2f}{unit}"
 
 
+@dataclass(frozen=True)
+class Baseline:
+    """The library call a speed grade is measured against, as it really runs on one device.
+
+    ``label`` names what ran ("SDPA flash backend"); ``run`` is the function to time, with the
+    signature of ``Problem.library``; ``speed_scale`` turns the learner's ratio to it into points, or
+    is None where this baseline is not the one the targets were measured against (the ratio is then
+    shown, not graded, and ``note`` says why); ``extra_libraries`` are timed beside it, not graded.
+    """
+
+    label: str
+    run: Callable[..., Any]
+    speed_scale: LinearScale | None
+    note: str = ""
+    extra_libraries: tuple[tuple[str, Callable[..., Any]], ...] = ()
+
+
 @dataclass
 class Problem:
     """One graded exercise. Every callable takes and returns torch tensors (CuPy arrays are
@@ -62,6 +79,8 @@ class Problem:
     solution_target -> what the reference solution must reach on speed_scale's metric;
         solution_library_ratio, when set, is a further ratio to the library it must reach.
     extra_libraries -> (name, function) baselines timed in the same loop and reported, not graded.
+    baseline(device) -> the Baseline that runs on that device, where the library's backend depends on
+        the device (``baseline_for`` gives every problem's).
     """
 
     name: str
@@ -90,10 +109,18 @@ class Problem:
     solution_library_ratio: float | None = None
     extra_libraries: tuple[tuple[str, Callable[..., Any]], ...] = ()
     notes: dict = field(default_factory=dict)
+    baseline: Callable[[Any], Baseline] | None = None
 
     def __post_init__(self) -> None:
         if self.language not in LANGUAGES:
             raise ValueError(f"{self.name}: language must be one of {LANGUAGES}")
+
+    def baseline_for(self, device) -> Baseline:
+        """What the speed grade is measured against on ``device`` ("cuda", "cuda:1", "cpu"), decided
+        there: call it in the process that times the baseline."""
+        if self.baseline is not None:
+            return self.baseline(device)
+        return Baseline(label=self.library_name, run=self.library, speed_scale=self.speed_scale, extra_libraries=tuple(self.extra_libraries))
 
     def size_label(self, size: Any) -> str:
         if self.describe_size is not None:

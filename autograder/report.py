@@ -16,6 +16,12 @@ def _fmt_bw(bytes_per_s: float) -> str:
     return f"{bytes_per_s / 1e9:,.0f} GB/s"
 
 
+def library_label(problem, result: dict) -> str:
+    """The name of the baseline that was timed: the label the grading process recorded from
+    ``problem.baseline_for(device)`` where it ran (result["baseline"]), else the problem's default."""
+    return (result.get("baseline") or {}).get("label") or problem.library_name
+
+
 def text(result: dict, part: str = "all") -> str:
     """The report of one exercise; ``part`` is "correctness", "speed" or "all"."""
     problem = problem_mod.get(result["problem"])
@@ -56,6 +62,9 @@ def text(result: dict, part: str = "all") -> str:
     scale = getattr(problem, "speed_scale", None)
     if speed and "copy_fraction" in speed[0]:
         lines.extend(_speed_lines(problem, result, speed, scale))
+        note = (result.get("baseline") or {}).get("note")
+        if note:
+            lines.append(f"  {note}")
     elif result.get("speed_note") and part != "correctness":
         lines.append(f"Speed: {result['speed_note']}")
     honesty = result.get("honesty")
@@ -73,6 +82,19 @@ def text(result: dict, part: str = "all") -> str:
     return "\n".join(lines)
 
 
+def peak_name(ceilings: dict, dtype: str) -> str:
+    """Which measured matmul ceiling caps work of ``dtype`` on this GPU, said as it is: a GPU without
+    a ceiling of that dtype (bf16 on a T4) is capped by another one, and the report names that one."""
+    from . import ceilings as ceilings_mod
+
+    matmul = ceilings.get("matmul", {})
+    if dtype in matmul or not matmul:
+        return dtype
+    peak = ceilings_mod.compute_peak(ceilings, dtype)
+    used = next((name for name, m in matmul.items() if float(m["flop_per_s"]) == peak), "float32")
+    return f"{used} (no {dtype} ceiling on this GPU)"
+
+
 def _fmt_flops(flop_per_s: float) -> str:
     return f"{flop_per_s / 1e12:,.1f} TFLOP/s"
 
@@ -84,7 +106,7 @@ def _speed_lines(problem, result: dict, speed: list, scale) -> list[str]:
     headline = ""
     if metric:
         value = metric["value"]
-        headline = f"{value:.0%} of copy bandwidth" if metric["name"] == "copy_fraction" else f"{value:.2f}x {problem.library_name}"
+        headline = f"{value:.0%} of copy bandwidth" if metric["name"] == "copy_fraction" else f"{value:.2f}x {library_label(problem, result)}"
     lines = [f"Speed ({result.get('speed_points', 0):g} / {problem.speed_points:g}): {headline} ({scale.describe()})"]
     ceilings = result.get("ceilings", {})
     copy = ceilings.get("copy", {}).get("bytes_per_s")
@@ -92,10 +114,10 @@ def _speed_lines(problem, result: dict, speed: list, scale) -> list[str]:
     if copy:
         lines.append(f"  this GPU's measured copy bandwidth: {_fmt_bw(copy)}")
     if compute_bound and speed[0].get("peak_flop_per_s"):
-        lines.append(f"  this GPU's measured {problem.compute_dtype} matmul rate: {_fmt_flops(speed[0]['peak_flop_per_s'])}")
+        lines.append(f"  this GPU's measured {peak_name(ceilings, problem.compute_dtype)} matmul rate: {_fmt_flops(speed[0]['peak_flop_per_s'])}")
     rate_name, ceiling_name = ("TFLOP/s", "of peak") if compute_bound else ("bandwidth", "of copy")
     extras = list((speed[0].get("extra_libraries") or {}).keys())
-    header = f"  {'size':>14}  {'yours (ms)':>17}  {rate_name:>13}  {ceiling_name:>7}  {'of roofline':>11}  {problem.library_name + ' (ms)':>16}  {'ratio':>6}"
+    header = f"  {'size':>14}  {'yours (ms)':>17}  {rate_name:>13}  {ceiling_name:>7}  {'of roofline':>11}  {library_label(problem, result) + ' (ms)':>16}  {'ratio':>6}"
     for name in extras:
         header += f"  {name + ' (ms)':>16}  {'ratio':>6}"
     lines.append(header)
@@ -132,10 +154,11 @@ def roofline_png(result: dict) -> bytes | None:
     problem = problem_mod.get(result["problem"])
     copy_bw = ceilings["copy"]["bytes_per_s"]
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
+    library = library_label(problem, result)
     if all(row["flops"] == 0 for row in speed):
-        _bandwidth_chart(ax, problem, speed, copy_bw)
+        _bandwidth_chart(ax, problem, speed, copy_bw, library)
     else:
-        _roofline_chart(ax, problem, speed, ceilings)
+        _roofline_chart(ax, problem, speed, ceilings, library)
     ax.set_title(f"{problem.title} on {result.get('device_name', 'this GPU')}", fontsize=10)
     buffer = io.BytesIO()
     fig.tight_layout()
@@ -144,14 +167,14 @@ def roofline_png(result: dict) -> bytes | None:
     return buffer.getvalue()
 
 
-def _bandwidth_chart(ax, problem, speed: list, copy_bw: float) -> None:
+def _bandwidth_chart(ax, problem, speed: list, copy_bw: float, library: str) -> None:
     """Work with no FLOPs (a transpose, a copy) has no place on a roofline's intensity axis: its
     only roof is the copy bandwidth, so it is drawn as bandwidth per benchmark size."""
     labels = [row.get("size_label") or problem.size_label(row["size"]) for row in speed]
     positions = range(len(speed))
     ax.axhline(copy_bw / 1e9, color="k", lw=1.5, label=f"copy bandwidth {copy_bw / 1e9:,.0f} GB/s")
     ax.plot(positions, [row["bandwidth"] / 1e9 for row in speed], "o", color="tab:orange", ms=8, label="your kernel")
-    ax.plot(positions, [row["library_bandwidth"] / 1e9 for row in speed], "s", color="tab:blue", ms=7, mfc="none", label=problem.library_name)
+    ax.plot(positions, [row["library_bandwidth"] / 1e9 for row in speed], "s", color="tab:blue", ms=7, mfc="none", label=library)
     ax.set_xticks(list(positions), labels, fontsize=8)
     ax.set_xlim(-0.5, len(speed) - 0.5)
     ax.set_ylim(0, 1.15 * max(copy_bw / 1e9, *(row["bandwidth"] / 1e9 for row in speed)))
@@ -161,7 +184,7 @@ def _bandwidth_chart(ax, problem, speed: list, copy_bw: float) -> None:
     ax.legend(fontsize=8, loc="lower right")
 
 
-def _roofline_chart(ax, problem, speed: list, ceilings: dict) -> None:
+def _roofline_chart(ax, problem, speed: list, ceilings: dict, library: str) -> None:
     copy_bw = ceilings["copy"]["bytes_per_s"]
     xs = roofline_grid(ceilings, [row["intensity"] for row in speed])
     ax.loglog(xs, [copy_bw * x for x in xs], color="0.5", lw=1)
@@ -178,7 +201,7 @@ def _roofline_chart(ax, problem, speed: list, ceilings: dict) -> None:
         ax.loglog(row["intensity"], row["flop_per_s"], "o", color="tab:orange", ms=8)
         ax.loglog(row["intensity"], row["library_flop_per_s"], "s", color="tab:blue", ms=7, mfc="none")
     ax.plot([], [], "o", color="tab:orange", label="your kernel")
-    ax.plot([], [], "s", color="tab:blue", mfc="none", label=problem.library_name)
+    ax.plot([], [], "s", color="tab:blue", mfc="none", label=library)
     ax.set_xlabel("arithmetic intensity (FLOP / byte)")
     ax.set_ylabel("FLOP/s")
     ax.grid(True, which="both", alpha=0.2)

@@ -32,12 +32,14 @@ def measure(grading, stages) -> None:
     # started are ended first.
     g.learner.end(spare=(g.helper.process.pid,))
     g._calibrate("after")
+    baseline = p.baseline_for(g.device)
+    g.result["baseline"] = {"label": baseline.label, "note": baseline.note, "graded": baseline.speed_scale is not None}
     library_raws, extra_raws = {}, {}
     for size in p.bench_sizes:
         label = _label(size)
         g.select(g.helper, "library_entry")
         library_raws[label] = stages.timed(g.helper, size, secrets.randbits(62), check=False, phase=None)["raws"]
-        for index, (name, _) in enumerate(p.extra_libraries):
+        for index, (name, _) in enumerate(baseline.extra_libraries):
             g.select(g.helper, f"extra_{index}")
             extra_raws.setdefault(label, {})[name] = stages.timed(g.helper, size, secrets.randbits(62), check=False, phase=None)["raws"]
     g.stage("library")

@@ -111,6 +111,8 @@ def score(problem, result: dict, device: str) -> dict:
                     "measured matmul rate): the timing was fooled"
                 )
                 correct_points = 0.0
+            elif not (result.get("baseline") or {}).get("graded", True):
+                result["speed_note"] = result["baseline"].get("note") or "the library baseline that ran here is not the one the targets were set against"
             else:
                 metric_name = problem.speed_scale.metric
                 per_size = [r["copy_fraction"] if metric_name == "copy_fraction" else r["ratio"] for r in result["speed"]]

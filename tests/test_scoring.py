@@ -138,7 +138,7 @@ def test_work_without_flops_is_plotted_by_its_bandwidth():
     rows = [{"size": s, "size_label": transpose.size_label(s), "flops": 0.0, "bandwidth": f * COPY_BW, "library_bandwidth": 0.3 * COPY_BW}
             for s, f in zip(transpose.bench_sizes, (0.9, 0.92), strict=True)]
     fig, ax = plt.subplots()
-    report._bandwidth_chart(ax, transpose, rows, COPY_BW)
+    report._bandwidth_chart(ax, transpose, rows, COPY_BW, transpose.library_name)
     drawn = {line.get_label(): list(line.get_ydata()) for line in ax.get_lines()}
     plt.close(fig)
     assert drawn["your kernel"] == pytest.approx([0.9 * COPY_BW / 1e9, 0.92 * COPY_BW / 1e9])

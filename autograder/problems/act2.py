@@ -253,19 +253,18 @@ def _tensor_ops(device: str):
     take 0.1 ms or more (far above timer resolution); on a CPU (the grader's own tests) smaller."""
     import torch
 
+    from .baselines import ieee_fp32_matmul
+
     generator = torch.Generator(device=device).manual_seed(random.SystemRandom().getrandbits(62))
 
     def randn(*shape, dtype=torch.float32):
         return torch.randn(*shape, generator=generator, device=device, dtype=torch.float32).to(dtype)
 
     def fp32_matmul(a, b):
-        # The fp32 ceiling is measured with TF32 off; the operation must run the same way.
-        previous = torch.backends.cuda.matmul.allow_tf32
-        torch.backends.cuda.matmul.allow_tf32 = False
-        try:
+        # The fp32 ceiling is measured with TF32 off; the operation must run the same way, whichever
+        # of torch's two TF32 switches the learner's code used.
+        with ieee_fp32_matmul():
             return a @ b
-        finally:
-            torch.backends.cuda.matmul.allow_tf32 = previous
 
     return torch, randn, fp32_matmul
 

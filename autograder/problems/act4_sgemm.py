@@ -17,6 +17,7 @@ from __future__ import annotations
 import torch
 
 from ..problem import LinearScale, Problem, register
+from .baselines import ieee_fp32_matmul
 
 # (M, N, K). 1x1x1; one row and one column of C; 127/128/129 around the tile sizes; 1823x781x517,
 # a non-multiple of every tile; and shapes whose K and N are multiples of 4 but whose M, N and K
@@ -68,22 +69,8 @@ def sgemm_reference(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
 def sgemm_library(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     """cuBLAS SGEMM with true float32 arithmetic: TF32 (10-bit mantissa tensor cores) switched off
     for this call and the previous setting restored, whatever it was."""
-    matmul = torch.backends.cuda.matmul
-    if hasattr(matmul, "fp32_precision"):
-        # torch >= 2.9: the new flag only; reading the legacy allow_tf32 after the new API was used
-        # raises an error.
-        previous = matmul.fp32_precision
-        matmul.fp32_precision = "ieee"
-        try:
-            return torch.matmul(A, B)
-        finally:
-            matmul.fp32_precision = previous
-    previous_tf32 = matmul.allow_tf32
-    matmul.allow_tf32 = False
-    try:
+    with ieee_fp32_matmul():
         return torch.matmul(A, B)
-    finally:
-        matmul.allow_tf32 = previous_tf32
 
 
 def sgemm_bytes(size) -> float:

@@ -18,7 +18,8 @@ import math
 import torch
 
 from ..interpreter import patch_bf16_dot
-from ..problem import LinearScale, Problem, register
+from ..problem import Baseline, LinearScale, Problem, register
+from . import baselines
 
 # Under the Triton interpreter, bf16 tl.dot needs this fix (no effect on a GPU).
 patch_bf16_dot()
@@ -210,31 +211,41 @@ def attention_reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causa
     return out.reshape(b, h, s, d)
 
 
-def _sdpa(backend_name: str):
-    def run(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:
-        import torch.nn.functional as F
-        from torch.nn.attention import SDPBackend, sdpa_kernel
+ATTENTION_HEAD_DIMS = (64, 128)
+# The targets are ratios to SDPA's flash backend (FlashAttention-2), measured against it on an H100
+# and an H200; the backends after it are what SDPA runs where flash does not (a T4, a build without it).
+ATTENTION_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH")
+ATTENTION_SPEED_SCALE = LinearScale(metric="library_ratio", zero_at=0.20, full_at=0.70)
 
-        backend = getattr(SDPBackend, backend_name)
-        if not q.is_cuda and backend_name == "CUDNN_ATTENTION":
-            backend = SDPBackend.MATH
-        with sdpa_kernel(backend):
-            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
-    return run
+def attention_baseline(device) -> Baseline:
+    """What the attention speed grade is measured against on ``device``: SDPA's flash backend where it
+    runs, graded; elsewhere the SDPA backend that does run, labelled as such and not graded, since no
+    ratio between it and the flash backend has been measured to scale the targets by. cuDNN's
+    attention is timed beside it wherever it runs."""
+    backend = baselines.first_sdpa_backend(device, ATTENTION_BACKENDS, ATTENTION_HEAD_DIMS)
+    on_gpu = baselines.device_key(device).startswith("cuda")
+    extras = (("cuDNN attention", baselines.sdpa("CUDNN_ATTENTION")),) if on_gpu and baselines.sdpa_runs("CUDNN_ATTENTION", device, ATTENTION_HEAD_DIMS) else ()
+    label = baselines.SDPA_LABELS[backend]
+    if backend == "FLASH_ATTENTION":
+        return Baseline(label=label, run=baselines.sdpa(backend), speed_scale=ATTENTION_SPEED_SCALE, extra_libraries=extras)
+    note = (
+        f"SDPA's flash backend does not run on {baselines.describe_device(device)} (it needs compute capability 8.0 or newer "
+        f"and a build with it), so the baseline is the {label}. The speed targets are ratios to the flash backend; "
+        "your ratio to this one is shown, not graded."
+    )
+    return Baseline(label=f"{label} (no flash backend here)", run=baselines.sdpa(backend), speed_scale=None, note=note, extra_libraries=extras)
 
 
 def attention_library(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:
-    """PyTorch's SDPA with its FlashAttention-2 backend (on a CPU, its CPU flash kernel; where the
-    flash backend refuses, the math backend)."""
-    try:
-        return _sdpa("FLASH_ATTENTION")(q, k, v, causal)
-    except RuntimeError:
-        return _sdpa("MATH")(q, k, v, causal)
+    """The backend ``attention_baseline`` picks for the inputs' device: SDPA's FlashAttention-2 backend
+    (on a CPU, its CPU flash kernel) where it runs."""
+    return attention_baseline(q.device).run(q, k, v, causal)
 
 
 def _cudnn_attention_available() -> bool:
-    """cuDNN's fused attention needs cuDNN 9 and, in PyTorch, a Hopper or newer GPU."""
+    """cuDNN's fused attention needs cuDNN 9 and, in PyTorch, a Hopper or newer GPU. Decided at import
+    without running anything, for the problem's static extra_libraries; ``attention_baseline`` tries it."""
     try:
         if not (torch.cuda.is_available() and torch.backends.cudnn.is_available()):
             return False
@@ -246,7 +257,7 @@ def _cudnn_attention_available() -> bool:
 
 
 def _extra_attention_libraries() -> tuple:
-    return (("cuDNN attention", _sdpa("CUDNN_ATTENTION")),) if _cudnn_attention_available() else ()
+    return (("cuDNN attention", baselines.sdpa("CUDNN_ATTENTION")),) if _cudnn_attention_available() else ()
 
 
 def _attention_flops(size: tuple) -> float:
@@ -283,11 +294,12 @@ flash_attention = register(
         test_sizes=ATTENTION_TEST_SIZES,
         cpu_test_sizes=ATTENTION_CPU_TEST_SIZES,
         bench_sizes=ATTENTION_BENCH_SIZES,
-        speed_scale=LinearScale(metric="library_ratio", zero_at=0.20, full_at=0.70),
+        speed_scale=ATTENTION_SPEED_SCALE,
         solution_target=1.1,
         compute_dtype="bfloat16",
         out_dtype="bfloat16",
         describe_size=_describe_attention,
         extra_libraries=_extra_attention_libraries(),
+        baseline=attention_baseline,
     )
 )
