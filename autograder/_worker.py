@@ -175,7 +175,7 @@ class Worker:
             guard.settle()
             facts["past_end"] = bool(guard.wrote_past_the_end(out))
         if record is not _NOTHING:
-            facts["cpu_kernels"] = record.summary(out)
+            facts["cpu_kernels"] = record.summary(out, self.setup.get("module"))
         meta, payload = shared.describe_output(out)
         return {"output": meta, **facts}, payload
 
@@ -291,10 +291,13 @@ class _LaunchSummary:
     def __exit__(self, *exc):
         return self._context.__exit__(*exc)
 
-    def summary(self, out) -> dict:
+    def summary(self, out, module_path: str | None) -> dict:
         stored, equal = self.record.written_by_kernels(out)
+        # A kernel defined outside the learner's file is named with its file, so that no name of
+        # theirs can match it.
+        here = os.path.realpath(module_path) if module_path else None
         return {
-            "kernels": sorted({k if isinstance(k, str) else k[0] for k in self.record.kernels()}),
+            "kernels": sorted({k.name if os.path.realpath(k.file) == here else f"{k.name} (from {os.path.basename(k.file)})" for k in self.record.kernels()}),
             "output_stored": bool(stored),
             "output_is_what_was_stored": bool(equal),
         }
