@@ -47,9 +47,11 @@ def doctor(args) -> int:
     else:
         print("  GPU       none found: Triton exercises run under the Triton interpreter (TRITON_INTERPRET=1)")
     print("Exercises and how they are graded here:")
-    for p in problem_mod.all_problems():
+    problems = problem_mod.all_problems()
+    width = max(len(p.name) for p in problems)
+    for p in problems:
         if problem_mod.is_exact(p):
-            how = f"exact answers, fully graded here ({p.max_points:g} points)"
+            how = f"exact answers, fully graded here ({p.max_points:g} point{'' if p.max_points == 1 else 's'})"
         elif problem_mod.is_measured(p):
             how = "your timings against the grader's own" if device == "cuda" else "needs a GPU (measures this GPU)"
         elif device == "cuda":
@@ -58,7 +60,7 @@ def doctor(args) -> int:
             how = "needs a GPU (CuPy)"
         else:
             how = f"correctness only ({p.correctness_points:g} of {p.max_points:g} points); speed needs a GPU"
-        print(f"  {p.name:<24} {p.language:<7} {how}")
+        print(f"  {p.name:<{width}}  {p.language:<7} {how}")
     return 0
 
 

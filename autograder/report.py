@@ -16,6 +16,10 @@ def _fmt_bw(bytes_per_s: float) -> str:
     return f"{bytes_per_s / 1e9:,.0f} GB/s"
 
 
+def _points(count: float) -> str:
+    return "point" if count == 1 else "points"
+
+
 def library_label(problem, result: dict) -> str:
     """The name of the baseline that was timed: the label the grading process recorded from
     ``problem.baseline_for(device)`` where it ran (result["baseline"]), else the problem's default."""
@@ -31,7 +35,11 @@ def text(result: dict, part: str = "all") -> str:
         "speed": (result.get("speed_points", 0), problem.speed_points),
     }[part]
     heading = {"all": "", "correctness": " correctness", "speed": " speed"}[part]
-    lines = [f"{problem.name} - {problem.title}{heading}: {result['status']}, {earned:.2f} / {out_of:g} points"]
+    status = result["status"]
+    if part == "speed" and status == "PASS" and result.get("device") != "cuda":
+        # A correct kernel graded on a CPU has no speed verdict: its speed was never measured.
+        status = "NEEDS GPU"
+    lines = [f"{problem.name} - {problem.title}{heading}: {status}, {earned:.2f} / {out_of:g} {_points(out_of)}"]
     if result.get("message"):
         lines.append(f"  {result['message']}")
     where = result.get("device_name") or ("CPU, Triton interpreter" if result.get("device") == "cpu" else "")
@@ -184,17 +192,28 @@ def _bandwidth_chart(ax, problem, speed: list, copy_bw: float, library: str) -> 
     ax.legend(fontsize=8, loc="lower right")
 
 
+# One colour and dash pattern per dtype: bfloat16 and float16 peaks are often within a few percent of
+# each other, so their lines lie on top of each other and only colour and dashes tell them apart.
+PEAK_STYLES = {
+    "float32": ("0.2", "-"),
+    "tf32": ("0.45", ":"),
+    "bfloat16": ("tab:green", (0, (6, 3))),
+    "float16": ("tab:purple", (3, (2, 4))),
+    "float8_e4m3fn": ("tab:red", "-."),
+}
+
+
 def _roofline_chart(ax, problem, speed: list, ceilings: dict, library: str) -> None:
     copy_bw = ceilings["copy"]["bytes_per_s"]
     xs = roofline_grid(ceilings, [row["intensity"] for row in speed])
     ax.loglog(xs, [copy_bw * x for x in xs], color="0.5", lw=1)
     from . import ceilings as ceilings_mod
 
-    for dtype, style in (("float32", "-"), ("tf32", ":"), ("bfloat16", "--"), ("float16", "--"), ("float8_e4m3fn", "-.")):
+    for dtype, (color, dashes) in PEAK_STYLES.items():
         if dtype in ceilings.get("matmul", {}):
             peak = ceilings["matmul"][dtype]["flop_per_s"]
             ridge = peak / copy_bw
-            ax.loglog([ridge, xs[-1]], [peak, peak], "k" + style, lw=1, label=f"{dtype} matmul peak {peak / 1e12:,.0f} TFLOP/s")
+            ax.loglog([ridge, xs[-1]], [peak, peak], color=color, linestyle=dashes, lw=1.2, label=f"{dtype} matmul peak {peak / 1e12:,.0f} TFLOP/s")
     roof = ceilings_mod.compute_peak(ceilings, problem.compute_dtype)
     ax.loglog(xs, [min(copy_bw * x, roof) for x in xs], "k-", lw=1.5, label=f"copy bandwidth {copy_bw / 1e9:,.0f} GB/s")
     for row in speed:

@@ -21,6 +21,10 @@ def test_doctor_says_how_each_exercise_is_graded_here():
     assert "Triton interpreter" in proc.stdout
     assert "act0.vector_add" in proc.stdout and "correctness only" in proc.stdout
     assert "act0.saxpy" in proc.stdout and "needs a GPU" in proc.stdout
+    assert "(1 point)" in proc.stdout and "(1 points)" not in proc.stdout
+    # One column for the languages, however long an exercise's name.
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("  act")]
+    assert len({line.index(" triton ") if " triton " in line else line.index(" python ") if " python " in line else line.index(" cupy ") for line in rows}) == 1
 
 
 def test_grade_a_folder_of_solutions(tmp_path):

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from autograder import grading, verdict
+from autograder import grading, report, verdict
 from autograder import problem as problem_mod
 
 VECTOR_ADD = problem_mod.get("act0.vector_add")
@@ -146,3 +146,25 @@ def test_work_without_flops_is_plotted_by_its_bandwidth():
     assert list(drawn[f"copy bandwidth {COPY_BW / 1e9:,.0f} GB/s"]) == pytest.approx([COPY_BW / 1e9] * 2)
     result = {"problem": transpose.name, "speed": [{**r, "intensity": 0.0} for r in rows], "ceilings": {"copy": {"bytes_per_s": COPY_BW}}}
     assert report.roofline_png(result).startswith(b"\x89PNG")
+
+
+def test_a_correct_kernel_graded_on_a_cpu_has_no_speed_verdict():
+    result = verdict.score(VECTOR_ADD, {**_result([]), "device": "cpu"}, "cpu")
+    heading = report.text(result, "speed").splitlines()[0]
+    assert "NEEDS GPU" in heading and "PASS" not in heading
+    assert report.text(result, "correctness").splitlines()[0].split(": ")[1].startswith("PASS")
+
+
+def test_each_matmul_peak_has_its_own_colour_and_dashes():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ceilings = {"copy": {"bytes_per_s": COPY_BW}, "matmul": {d: {"flop_per_s": 7.9e14} for d in ("bfloat16", "float16")} | {"float32": {"flop_per_s": 5e13}}}
+    row = {"intensity": 300.0, "flop_per_s": 5e14, "library_flop_per_s": 6e14}
+    fig, ax = plt.subplots()
+    report._roofline_chart(ax, problem_mod.get("act4.matmul_bf16"), [row], ceilings, "torch.matmul")
+    styles = {line.get_label(): (line.get_color(), str(line.get_dashes() if hasattr(line, "get_dashes") else line.get_linestyle())) for line in ax.get_lines() if "peak" in line.get_label()}
+    plt.close(fig)
+    assert len(styles) == 3 and len(set(styles.values())) == 3
