@@ -14,6 +14,7 @@ import importlib.util
 import inspect
 import os
 import sys
+import time
 import traceback
 
 from . import jsonable, osguard, wire
@@ -69,8 +70,12 @@ class Worker:
         self.watch = None
         self.flags = None
         self.ops = None
+        self.pid = os.getpid()
 
     def reply(self, header: dict, payload: bytes = b"") -> None:
+        if os.getpid() != self.pid:
+            # A process the learner's code forked came back here: only the worker answers the judge.
+            os._exit(0)
         sys.stdout.flush()
         wire.send(self.out_fd, header, payload)
 
@@ -104,6 +109,14 @@ class Worker:
                 from . import problem as problem_mod
 
                 self.ops = problem_mod.get(self.setup["problem"]).make_ops(self.device)
+            if self.device == "cuda" and self.setup.get("kind") == "kernel":
+                # The profiler's first start takes seconds (CUPTI's set-up): paid here, while the
+                # judge measures the ceilings, instead of in the first correctness case.
+                from .watch import Watch
+
+                warm = Watch(self.device)
+                warm.start()
+                warm.stop()
             _refuse_grader_imports()
             facts["ptrace_dropped"] = osguard.drop_ptrace()
             facts["sandbox"] = osguard.confine(self.setup["writable"])
@@ -158,9 +171,12 @@ class Worker:
             from . import cuda_driver
 
             cuda_driver.wait_value(torch.cuda.current_stream(), self.flags + 0, gate)
+        started = time.monotonic()
         try:
             with guard or _nothing(), record:
+                entered = time.monotonic()
                 raw = self.fn(*args)
+                returned = time.monotonic()
         except BaseException as exc:  # noqa: BLE001 -- reported as this call's verdict
             return {"error": _error(exc, self.setup.get("module"))}, b""
         try:
@@ -174,6 +190,8 @@ class Worker:
         if guard is not None:
             guard.settle()
             facts["past_end"] = bool(guard.wrote_past_the_end(out))
+        # Where the worker's side of a call goes (reported, never used for a grade).
+        facts["worker_seconds"] = {"before": round(entered - started, 4), "function": round(returned - entered, 4), "after": round(time.monotonic() - returned, 4)}
         if record is not _NOTHING:
             facts["cpu_kernels"] = record.summary(out, self.setup.get("module"))
         meta, payload = shared.describe_output(out)
@@ -232,6 +250,8 @@ class Worker:
             "flags": lambda r, p: (self._open_flags(r), b""),
         }
         while True:
+            if os.getpid() != self.pid:
+                os._exit(0)
             request, payload = wire.receive(in_fd)
             if request["op"] == "quit":
                 return
@@ -320,6 +340,8 @@ def _versions(torch) -> dict:
 def main() -> None:
     in_fd, out_fd, judge_pid = (int(a) for a in sys.argv[1:4])
     osguard.die_with_parent(judge_pid)
+    # A process the learner's code forks never reads the judge's requests or writes replies.
+    os.register_at_fork(after_in_child=lambda: [_close(fd) for fd in (in_fd, out_fd)])
     setup, _ = wire.receive(in_fd)
     worker = Worker(setup, out_fd)
     try:
@@ -332,6 +354,13 @@ def main() -> None:
         sys.stderr.flush()
         # Learner code may have left threads or GPU work behind; leave without waiting for them.
         os._exit(0)
+
+
+def _close(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":

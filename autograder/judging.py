@@ -45,6 +45,9 @@ class KernelStages:
             started = time.monotonic()
             case, facts = self._case(size)
             case["seconds"] = round(time.monotonic() - started, 3)
+            for key in ("split_seconds", "worker_seconds"):
+                if key in facts:
+                    case[key] = facts[key]
             g.result["cases"].append(case)
             cpu_calls.append(facts.get("cpu_kernels"))
             if g.stopped:
@@ -63,11 +66,13 @@ class KernelStages:
 
     def _case(self, size) -> tuple[dict, dict]:
         p, g = self.problem, self.g
+        clock = [time.monotonic()]
         inputs = p.make_inputs(size, secrets.randbits(62), self.device)
         reference = p.reference(**inputs)
         tol = checking.derive_tolerance(reference, p.library(**inputs), self.out_dtype, p.tolerance_factor)
         shared_inputs = shared.Inputs(inputs, self.device, g.shared_folder, self.arena)
         _synchronize(self.device)
+        clock.append(time.monotonic())
         label = _size_repr(size)
         try:
             answer, payload = self._ask_call(g.learner, shared_inputs, {"canary": True, "out_numel": reference.numel(), "out_dtype": p.out_dtype})
@@ -85,9 +90,14 @@ class KernelStages:
                 return checking.Case(size, False, error["message"]).to_dict(), answer
             g.fail_hard("COMPILE ERROR" if error.get("compile") else "ERROR", f"your function raised {error['type']} at size {label}: {error['message'][:300]}", error.get("traceback"))
             return checking.Case(size, False, f"{error['type']}: {error['message'][:500]}").to_dict(), answer
+        clock.append(time.monotonic())
         message = self._screen_output(answer, reference)
         out = None if message else self._read(answer, payload)
         _synchronize(self.device)
+        clock.append(time.monotonic())
+        # Where a case's time goes: the judge's inputs and reference, the worker's call (with its
+        # canaries), the judge's read of the output; the comparison is the rest.
+        answer["split_seconds"] = {name: round(b - a, 4) for name, a, b in zip(("reference", "call", "read"), clock, clock[1:], strict=False)}
         if message is None:
             for name, value in inputs.items():
                 if isinstance(value, torch.Tensor) and not torch.equal(shared_inputs.tensors[name], value):

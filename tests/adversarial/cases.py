@@ -3,7 +3,9 @@
 Each file in submissions/ starts with comment lines: ``# expect:`` (one or more verdicts, any of
 which is right), ``# problem:``, ``# devices:`` (cpu, cuda) and optionally ``# entry:``,
 ``# timeout:`` and ``# speed_at_most:`` (for a cheat that must earn only its honest speed: the
-speed metric, a copy fraction or a ratio to the library, may not exceed it on a GPU). Each submission is a whole learner file, self-contained on purpose (the grader ships
+speed metric, a copy fraction or a ratio to the library, may not exceed it on a GPU), and
+``# alone: yes`` for one that keeps the GPU busy beyond its own calls (the GPU run grades it with
+nothing else on the GPU, where its load cannot slow other gradings). Each submission is a whole learner file, self-contained on purpose (the grader ships
 one file to its child process), so the honest kernel appears in several of them.
 """
 
@@ -24,6 +26,7 @@ class Case:
     entry: str
     timeout: float | None
     speed_at_most: float | None = None
+    alone: bool = False
 
     @property
     def name(self) -> str:
@@ -51,8 +54,11 @@ def _parse(path: Path) -> Case:
         entry=fields.get("entry", problem.split(".")[1]),
         timeout=float(fields["timeout"]) if "timeout" in fields else None,
         speed_at_most=float(fields["speed_at_most"]) if "speed_at_most" in fields else None,
+        alone=fields.get("alone") == "yes",
     )
 
 
-def cases(device: str) -> list[Case]:
-    return [c for c in map(_parse, sorted(SUBMISSIONS.glob("*.py"))) if device in c.devices]
+def cases(device: str, alone: bool | None = None) -> list[Case]:
+    """The cases for ``device``; ``alone`` picks those graded with the GPU to themselves (True) or
+    the others (False)."""
+    return [c for c in map(_parse, sorted(SUBMISSIONS.glob("*.py"))) if device in c.devices and alone in (None, c.alone)]

@@ -1,7 +1,9 @@
-# expect: REJECT
+# expect: PASS REJECT
 # problem: act0.vector_add
 # devices: cpu cuda
-# The reverse: torch.add while profiled, its own kernel otherwise. Every call is profiled: rejected.
+# The reverse: torch.add while it sees a profiler, its own kernel otherwise. Every call is watched,
+# so either every call runs torch.add and is rejected (CPU), or the check never sees the profiler
+# (GPU) and every call, timed ones included, runs its own kernel: an honest pass.
 import torch
 import triton
 import triton.language as tl

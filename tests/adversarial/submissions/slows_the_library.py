@@ -1,10 +1,13 @@
-# expect: PASS
+# expect: PASS REJECT
 # problem: act0.vector_add
+# alone: yes
 # devices: cuda
 # speed_at_most: 1.2
 # Replaces torch.add (the baseline) with a slower version and keeps the GPU busy from a thread and a
 # detached process, hoping the library is timed while it waits. The library runs in the judge's
-# own helper after this process and everything it started are gone: the ratio is the honest one.
+# own helper after this process and everything it started are gone, so the ratio is at most the
+# honest one; the thread's kernels run during the timed calls, where the watch may see them as work
+# that is not the learner's (rejected). Its forked process never answers the judge in the worker's place.
 import os
 import threading
 import time

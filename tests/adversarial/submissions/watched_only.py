@@ -1,8 +1,10 @@
-# expect: PASS
+# expect: PASS REJECT
 # problem: act0.vector_add
 # devices: cpu cuda
 # Uses its own kernel only while a profiler is running and torch.add otherwise, hoping the profiled
-# call is a special one. Every call the grader makes is profiled, so every call is honest.
+# call is a special one. Every call the grader makes is watched, correctness and timed calls alike:
+# where this check sees the profiler (CPU) every call is honest and it passes; where it does not
+# (the GPU's kernel-only profiler) every call runs torch.add, which the watch sees: rejected.
 import torch
 import triton
 import triton.language as tl

@@ -1,0 +1,58 @@
+"""How long a learner waits for a graded cell: each named solution graded three times from one
+Python process, as a notebook's kernel grades it (the first grading compiles the kernels, later ones
+find them in the per-submission cache), with the judge's seconds per stage.
+
+    python tests/gpu/grading_time.py OUT.json act0.vector_add act4.flash_attention
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from autograder import grading, source
+from autograder import problem as problem_mod
+
+ROOT = Path(__file__).resolve().parents[2]
+GRADINGS = 3
+
+
+def main() -> None:
+    out, names = Path(sys.argv[1]), sys.argv[2:]
+    records = []
+    for name in names:
+        problem = problem_mod.get(name)
+        cells = source.notebook_cells(str(ROOT / "solutions" / f"{problem.notebook}.ipynb"))
+        code = source.extract(cells, problem.function)
+        for attempt in range(GRADINGS):
+            started = time.perf_counter()
+            result = grading.grade_source(problem, code, problem.function)
+            seconds = time.perf_counter() - started
+            record = {
+                "problem": name,
+                "attempt": attempt,
+                "seconds": round(seconds, 2),
+                "status": result["status"],
+                "points": result.get("points"),
+                "message": result.get("message"),
+                "cases": [{k: c.get(k) for k in ("size", "seconds", "split_seconds", "worker_seconds")} for c in result.get("cases", [])],
+                "stage_seconds": result.get("stage_seconds"),
+                "calibration": result.get("calibration"),
+                "speed": [{"size": r["size"], "ratio": r.get("ratio"), "copy_fraction": r.get("copy_fraction"), "yours_ms": r["candidate"]["median_ms"], "library_ms": r["library"]["median_ms"], "charged_more": r.get("charged_more")} for r in result.get("speed", [])],
+            }
+            records.append(record)
+            print(json.dumps(record), flush=True)
+    out.write_text(json.dumps({"device": _device(), "gradings": records}, indent=1))
+
+
+def _device() -> dict:
+    import torch
+    import triton
+
+    return {"name": torch.cuda.get_device_name(0), "torch": torch.__version__, "triton": triton.__version__, "date": time.strftime("%Y-%m-%d")}
+
+
+if __name__ == "__main__":
+    main()
