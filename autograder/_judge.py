@@ -52,8 +52,32 @@ for _index, (_, _library) in enumerate(_baseline.extra_libraries):
 '''
 
 
+class Workers:
+    """The learner's worker and (on a GPU) the trusted library helper, started before the job is
+    known: their imports, CUDA contexts and profiler set-up run while this process imports its own
+    (or, for a judge started ahead of a grading, while the learner is still writing code)."""
+
+    def __init__(self, workdir: str, device: str, helper: bool, warm_profiler: bool) -> None:
+        from .session import Session
+
+        self.workdir, self.device = workdir, device
+        self.learner = Session("learner", device, *self._folder("learner"))
+        self.learner.setup["warm_profiler"] = warm_profiler
+        self.helper = Session("library", device, *self._folder("library")) if helper else None
+
+    def _folder(self, role: str) -> tuple[str, str]:
+        folder = os.path.join(self.workdir, role)
+        os.makedirs(folder, exist_ok=True)
+        return folder, os.path.join(folder, "output.log")
+
+    def end(self) -> None:
+        for session in (self.learner, self.helper):
+            if session is not None:
+                session.end()
+
+
 class Grading:
-    def __init__(self, job: dict) -> None:
+    def __init__(self, job: dict, workers: Workers) -> None:
         self.job = job
         self.device = job["device"]
         self.deadline = time.monotonic() + float(job["timeout"])
@@ -63,9 +87,12 @@ class Grading:
         self.timer = None
         with open(job["module"], encoding="utf-8") as f:
             self.source = f.read()
-        # The workers start first: their imports run while this process imports its own.
-        self.learner = self._start("learner", job["module"], job["entry"], job["language"])
-        self.helper = self._start("library", self._write_helper(), "library_entry", "python") if job.get("timed") else None
+        self.learner = self._configure(workers.learner, job["module"], job["entry"], job["language"])
+        self.helper = None
+        if job.get("timed"):
+            self.helper = self._configure(workers.helper, self._write_helper(), "library_entry", "python")
+        elif workers.helper is not None:
+            workers.helper.end(spare=(workers.learner.process.pid,))
         from . import problem as problem_mod
 
         self.problem = problem_mod.get(job["problem"])
@@ -145,17 +172,16 @@ class Grading:
                     session.end()
         return self.result
 
-    def _start(self, role: str, module: str, entry: str, language: str):
-        from .session import Session
-
+    def _configure(self, session, module: str, entry: str, language: str):
+        role = session.setup["role"]
         folder = os.path.join(self.workdir, role)
-        os.makedirs(folder, exist_ok=True)
         kernels = _kernel_cache(self.source) if role == "learner" else None
         setup = {
-            "role": role, "device": self.device, "language": language, "module": module, "entry": entry, "problem": self.job["problem"], "kind": self.job.get("kind"),
+            "language": language, "module": module, "entry": entry, "problem": self.job["problem"], "kind": self.job.get("kind"),
             "writable": [folder, self.shared_folder, *([kernels] if kernels else []), *_device_files()],
         }
-        return Session(setup, folder, os.path.join(folder, "output.log"), start_timeout=self.remaining(), kernel_cache=kernels)
+        session.configure(setup, start_timeout=self.remaining(), kernel_cache=kernels)
+        return session
 
     def _arguments(self) -> list[str]:
         return list(getattr(self.problem, "arguments", ()) or self._argument_names())
@@ -289,8 +315,30 @@ def _shm_root() -> str | None:
     return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
 
+def _read_job() -> dict | None:
+    try:
+        job = json.loads(sys.stdin.read())
+    except ValueError:
+        return None
+    return job if isinstance(job, dict) else None
+
+
+def _prepare_judge(device: str) -> None:
+    """This process's own imports and CUDA context, ahead of the job when the judge was started ahead."""
+    import torch
+
+    from . import problem  # noqa: F401  (the registry: every problem module)
+
+    if device == "cuda":
+        torch.cuda.init()
+        torch.zeros(1, device="cuda")
+
+
 def main() -> None:
-    job = json.loads(sys.stdin.read())
+    """``python -m autograder._judge`` reads one job on stdin and grades it. With ``--standby WORKDIR
+    DEVICE`` it starts its workers and imports first, then waits for the job (autograder.sandbox
+    keeps one such judge ready between a notebook's gradings); if stdin closes with no job, it ends."""
+    standby = sys.argv[1:2] == ["--standby"]
     caller = os.getppid()
     osguard.hide_memory()
     osguard.become_subreaper()
@@ -298,9 +346,20 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: (osguard.kill_descendants(os.getpid()), os._exit(1)))
     osguard.die_with_parent(caller, signal.SIGTERM)
     os.environ["AUTOGRADER_GRADING"] = "judge"
+    if standby:
+        workdir, device = sys.argv[2], sys.argv[3]
+        workers = Workers(workdir, device, helper=device == "cuda", warm_profiler=device == "cuda")
+        _prepare_judge(device)
+        job = _read_job()
+        if job is None or job.get("workdir") != workdir or job.get("device") != device:
+            osguard.kill_descendants(os.getpid())
+            os._exit(0)
+    else:
+        job = json.loads(sys.stdin.read())
+        workers = Workers(job["workdir"], job["device"], helper=bool(job.get("timed")), warm_profiler=job["device"] == "cuda" and job.get("kind") == "kernel")
     grading = None
     try:
-        grading = Grading(job)
+        grading = Grading(job, workers)
         result = grading.run()
     except BaseException as exc:  # noqa: BLE001 -- the judge always answers
         result = {"problem": job.get("problem"), "status": "ERROR", "message": f"the grader failed: {type(exc).__name__}: {exc}", "cases": [], "speed": []}

@@ -62,7 +62,7 @@ def _error(exc: BaseException, module_path: str | None) -> dict:
 class Worker:
     def __init__(self, setup: dict, out_fd: int) -> None:
         self.setup, self.out_fd = setup, out_fd
-        self.device, self.language = setup["device"], setup["language"]
+        self.device, self.language = setup["device"], setup.get("language")
         self.fn = None
         self.module = None
         self.arguments: list[str] = []
@@ -80,13 +80,40 @@ class Worker:
         wire.send(self.out_fd, header, payload)
 
     # -- set-up: libraries first, then the sandbox, then the learner's code -------------------------
+    def warm(self) -> None:
+        """What every worker of this device needs, done before it knows what it will run: a worker
+        started ahead of a grading has it ready when the grading comes."""
+        import torch
+
+        if self.device == "cuda":
+            torch.cuda.init()
+            torch.cuda.current_stream()
+        import triton  # noqa: F401  (imported before the sandbox closes)
+
+        if self.device == "cuda" and self.setup.get("warm_profiler"):
+            # The profiler's first start takes seconds (CUPTI's set-up): paid here rather than in
+            # the first correctness case.
+            from .watch import Watch
+
+            warm = Watch(self.device)
+            warm.start()
+            warm.stop()
+
+    def configure(self, setup: dict) -> None:
+        """The submission's set-up: its environment first, so that caches and the interpreter follow it."""
+        self.setup = setup
+        self.language = setup["language"]
+        for name, value in setup.get("env", {}).items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
     def start(self) -> dict:
         import torch
 
         facts = {"versions": _versions(torch)}
         if self.device == "cuda":
-            torch.cuda.init()
-            torch.cuda.current_stream()
             facts["device_name"] = torch.cuda.get_device_name(0)
         if self.language == "cupy":
             import cupy
@@ -109,14 +136,6 @@ class Worker:
                 from . import problem as problem_mod
 
                 self.ops = problem_mod.get(self.setup["problem"]).make_ops(self.device)
-            if self.device == "cuda" and self.setup.get("kind") == "kernel":
-                # The profiler's first start takes seconds (CUPTI's set-up): paid here, while the
-                # judge measures the ceilings, instead of in the first correctness case.
-                from .watch import Watch
-
-                warm = Watch(self.device)
-                warm.start()
-                warm.stop()
             _refuse_grader_imports()
             facts["ptrace_dropped"] = osguard.drop_ptrace()
             facts["sandbox"] = osguard.confine(self.setup["writable"])
@@ -342,9 +361,12 @@ def main() -> None:
     osguard.die_with_parent(judge_pid)
     # A process the learner's code forks never reads the judge's requests or writes replies.
     os.register_at_fork(after_in_child=lambda: [_close(fd) for fd in (in_fd, out_fd)])
-    setup, _ = wire.receive(in_fd)
-    worker = Worker(setup, out_fd)
+    base, _ = wire.receive(in_fd)
+    worker = Worker(base, out_fd)
     try:
+        worker.warm()
+        setup, _ = wire.receive(in_fd)
+        worker.configure(setup)
         worker.reply({"ready": worker.start()})
         worker.serve(in_fd)
     except wire.WireError:

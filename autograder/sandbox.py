@@ -4,6 +4,7 @@ returns or is stopped, no process it started is left."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import secrets
@@ -35,39 +36,105 @@ def _judge_env() -> dict:
     return env
 
 
-def run(problem_name: str, language: str, kind: str, source: str, entry: str, device: str, timed: bool, timeout: float | None = None) -> dict:
-    """Grade ``entry`` from ``source``; always returns a scored result with a status."""
-    limit = timeout if timeout is not None else timeout_s()
-    workdir = tempfile.mkdtemp(prefix="autograder-")
-    try:
-        os.makedirs(os.path.join(workdir, "learner"))
-        module = os.path.join(workdir, "learner", "submission.py")
-        Path(module).write_text(source, encoding="utf-8")
-        nonce = secrets.token_hex(16)
-        job = {"problem": problem_name, "language": language, "kind": kind, "module": module, "entry": entry, "device": device, "timed": timed, "timeout": limit, "workdir": workdir, "nonce": nonce}
-        log_path = os.path.join(workdir, "judge.log")
-        with open(log_path, "wb") as log:
-            judge = subprocess.Popen(
-                [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-m", "autograder._judge"],
+class _Judge:
+    """A judge process in a folder of its own; started ahead (``--standby``), it has its workers,
+    imports and CUDA contexts ready before the job comes."""
+
+    def __init__(self, device: str, standby: bool) -> None:
+        self.device = device
+        self.workdir = tempfile.mkdtemp(prefix="autograder-")
+        os.makedirs(os.path.join(self.workdir, "learner"))
+        self.log_path = os.path.join(self.workdir, "judge.log")
+        arguments = ["--standby", self.workdir, device] if standby else []
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-m", "autograder._judge", *arguments],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=log,
-                cwd=workdir,
+                cwd=self.workdir,
                 env=_judge_env(),
                 start_new_session=True,
                 close_fds=True,
             )
-            try:
-                out, _ = judge.communicate(json.dumps(job).encode(), timeout=limit + JUDGE_GRACE_S)
-                timed_out = False
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                out = b""
-            # Whatever the judge did, nothing it started outlives this call.
-            osguard.kill_descendants(judge.pid)
-            if judge.poll() is None:
-                judge.kill()
-            judge.wait()
+
+    def usable(self, device: str) -> bool:
+        return self.device == device and self.process.poll() is None
+
+    def discard(self) -> None:
+        osguard.kill_descendants(self.process.pid)
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+# At most one judge started ahead, for this process's next grading (see keep_ready).
+_ready: _Judge | None = None
+_keep_ready = False
+
+
+def keep_ready(device: str) -> None:
+    """Keep a judge started ahead of this process's next grading on ``device`` (a GPU only): the
+    seconds a grading spends starting Python, torch, three CUDA contexts and the profiler are spent
+    while the learner writes code. A notebook's set-up cell turns this on; gradings from the
+    command line, nbgrader and scripts start their judge when they need it."""
+    global _keep_ready
+    _keep_ready = device == "cuda"
+    if _keep_ready:
+        _start_ahead(device)
+
+
+def _start_ahead(device: str) -> None:
+    global _ready
+    if _ready is not None and _ready.usable(device):
+        return
+    if _ready is not None:
+        _ready.discard()
+    _ready = _Judge(device, standby=True)
+
+
+@atexit.register
+def _discard_ready() -> None:
+    global _ready
+    if _ready is not None:
+        _ready.discard()
+        _ready = None
+
+
+def _take_judge(device: str) -> _Judge:
+    global _ready
+    judge, _ready = _ready, None
+    if judge is not None and judge.usable(device):
+        return judge
+    if judge is not None:
+        judge.discard()
+    return _Judge(device, standby=False)
+
+
+def run(problem_name: str, language: str, kind: str, source: str, entry: str, device: str, timed: bool, timeout: float | None = None) -> dict:
+    """Grade ``entry`` from ``source``; always returns a scored result with a status."""
+    limit = timeout if timeout is not None else timeout_s()
+    judge = _take_judge(device)
+    workdir = judge.workdir
+    try:
+        module = os.path.join(workdir, "learner", "submission.py")
+        Path(module).write_text(source, encoding="utf-8")
+        nonce = secrets.token_hex(16)
+        job = {"problem": problem_name, "language": language, "kind": kind, "module": module, "entry": entry, "device": device, "timed": timed, "timeout": limit, "workdir": workdir, "nonce": nonce}
+        try:
+            out, _ = judge.process.communicate(json.dumps(job).encode(), timeout=limit + JUDGE_GRACE_S)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            out = b""
+        except (BrokenPipeError, OSError):
+            out, timed_out = b"", False
+        # Whatever the judge did, nothing it started outlives this call.
+        osguard.kill_descendants(judge.process.pid)
+        if judge.process.poll() is None:
+            judge.process.kill()
+        judge.process.wait()
         if timed_out:
             return _verdict(problem_name, "TIMEOUT", f"stopped after {limit:.0f} s: an endless loop, a hang or a far too slow kernel", read_log(os.path.join(workdir, "learner", "output.log")))
         try:
@@ -76,10 +143,12 @@ def run(problem_name: str, language: str, kind: str, source: str, entry: str, de
                 raise ValueError("not the judge's answer")
             return message["result"]
         except (ValueError, TypeError, KeyError, AttributeError):
-            return _verdict(problem_name, "ERROR", "the grader stopped without a result: " + read_log(log_path)[-1500:], read_log(os.path.join(workdir, "learner", "output.log")))
+            return _verdict(problem_name, "ERROR", "the grader stopped without a result: " + read_log(judge.log_path)[-1500:], read_log(os.path.join(workdir, "learner", "output.log")))
     finally:
         if not os.environ.get("AUTOGRADER_KEEP"):
             shutil.rmtree(workdir, ignore_errors=True)
+        if _keep_ready:
+            _start_ahead(device)
 
 
 def _verdict(problem_name: str, status: str, message: str, output: str) -> dict:

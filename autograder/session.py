@@ -21,35 +21,43 @@ class WorkerGone(Exception):
         self.status = status
 
 
-def worker_env(workdir: str, device: str, language: str, kernel_cache: str | None = None) -> dict:
+def worker_env(workdir: str, device: str) -> dict:
+    """The environment a worker starts with, before anyone knows what it will run: its folder for
+    temporary files and caches, no device on a CPU grading. What depends on the submission comes
+    with its set-up (``submission_env``)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AUTOGRADER_", "PYTORCH_CUDA_ALLOC_CONF"))}
     env["AUTOGRADER_GRADING"] = "worker"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_PARENT, os.environ.get("PYTHONPATH", "")) if p)
     env.update(PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg", TMPDIR=os.path.join(workdir, "tmp"))
-    # Compiled kernels (and Triton's autotuning results) are kept per submission text: grading the
-    # same code again skips compilation, and no other code ever loads them. Other caches stay in the
-    # worker's folder; the sandbox lets it write nowhere else.
-    kernels = kernel_cache or workdir
-    env["TRITON_CACHE_DIR"] = os.path.join(kernels, "triton-cache")
-    env["CUPY_CACHE_DIR"] = os.path.join(kernels, "cupy-cache")
-    env["TRITON_CACHE_AUTOTUNING"] = "1"
+    env["TRITON_CACHE_DIR"] = os.path.join(workdir, "triton-cache")
+    env["CUPY_CACHE_DIR"] = os.path.join(workdir, "cupy-cache")
     env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(workdir, "inductor-cache")
     env["CUDA_CACHE_PATH"] = os.path.join(workdir, "cuda-cache")
-    if device == "cpu" and language == "triton":
-        env["TRITON_INTERPRET"] = "1"
-    else:
-        env.pop("TRITON_INTERPRET", None)
+    env.pop("TRITON_INTERPRET", None)
     if device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""
     return env
 
 
+def submission_env(device: str, language: str, kernel_cache: str | None) -> dict:
+    """What the worker sets in its environment once it knows the submission, before loading it
+    (a value of None: the variable is removed). Compiled kernels (and Triton's autotuning results)
+    are kept per submission text: grading the same code again skips compilation, and no other code
+    ever loads them."""
+    env: dict[str, str | None] = {"TRITON_INTERPRET": "1" if device == "cpu" and language == "triton" else None}
+    if kernel_cache:
+        env.update(TRITON_CACHE_DIR=os.path.join(kernel_cache, "triton-cache"), CUPY_CACHE_DIR=os.path.join(kernel_cache, "cupy-cache"), TRITON_CACHE_AUTOTUNING="1")
+    return env
+
+
 class Session:
-    def __init__(self, setup: dict, workdir: str, log_path: str, start_timeout: float, kernel_cache: str | None = None) -> None:
+    """One worker process. It starts knowing only its role and device (its imports, the CUDA context
+    and the profiler's set-up run then, while nothing waits for them); ``configure`` tells it what
+    to run."""
+
+    def __init__(self, role: str, device: str, workdir: str, log_path: str) -> None:
         for sub in ("tmp", "triton-cache", "cupy-cache", "inductor-cache", "cuda-cache"):
             os.makedirs(os.path.join(workdir, sub), exist_ok=True)
-        for sub in ("triton-cache", "cupy-cache"):
-            os.makedirs(os.path.join(kernel_cache or workdir, sub), exist_ok=True)
         to_worker_r, self._to_worker = os.pipe()
         self._from_worker, from_worker_w = os.pipe()
         self.log_path = log_path
@@ -60,16 +68,28 @@ class Session:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=workdir,
-                env=worker_env(workdir, setup["device"], setup["language"], kernel_cache),
+                env=worker_env(workdir, device),
                 pass_fds=(to_worker_r, from_worker_w),
                 start_new_session=True,
             )
         os.close(to_worker_r)
         os.close(from_worker_w)
-        self.setup = setup
-        self._start_timeout = start_timeout
+        self.setup: dict = {"role": role, "device": device}
+        self._start_timeout = 60.0
         self.ready: dict | None = None
-        wire.send(self._to_worker, setup)
+        wire.send(self._to_worker, self.setup)
+
+    def configure(self, setup: dict, start_timeout: float, kernel_cache: str | None = None) -> None:
+        """What the worker runs: its module and entry, the problem, what it may write."""
+        for sub in ("triton-cache", "cupy-cache"):
+            if kernel_cache:
+                os.makedirs(os.path.join(kernel_cache, sub), exist_ok=True)
+        self.setup = {**self.setup, **setup, "env": submission_env(self.setup["device"], setup["language"], kernel_cache)}
+        self._start_timeout = start_timeout
+        try:
+            wire.send(self._to_worker, self.setup)
+        except OSError:
+            self._gone("starting")
 
     def wait_ready(self) -> dict:
         if self.ready is None:

@@ -1,9 +1,9 @@
 # expect: PASS REJECT
 # problem: act0.vector_add
 # devices: cpu cuda
-# The reverse: torch.add while it sees a profiler, its own kernel otherwise. Every call is watched,
-# so either every call runs torch.add and is rejected (CPU), or the check never sees the profiler
-# (GPU) and every call, timed ones included, runs its own kernel: an honest pass.
+# The reverse: torch.add while it sees a profiler, its own kernel otherwise. Every call is watched:
+# a check that saw the watch would run torch.add in every call (rejected); this one does not see it
+# (CPU and H100), so every call, timed ones included, runs its own kernel: an honest pass.
 import torch
 import triton
 import triton.language as tl

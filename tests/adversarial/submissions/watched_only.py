@@ -2,9 +2,10 @@
 # problem: act0.vector_add
 # devices: cpu cuda
 # Uses its own kernel only while a profiler is running and torch.add otherwise, hoping the profiled
-# call is a special one. Every call the grader makes is watched, correctness and timed calls alike:
-# where this check sees the profiler (CPU) every call is honest and it passes; where it does not
-# (the GPU's kernel-only profiler) every call runs torch.add, which the watch sees: rejected.
+# call is a special one. Every call the grader makes is watched, correctness and timed calls alike.
+# torch's _profiler_enabled() does not report the grader's watch (seen on a CPU and on an H100), so
+# every call runs torch.add, which the watch sees: rejected. A check that did see the watch would
+# make every call honest: a pass.
 import torch
 import triton
 import triton.language as tl
