@@ -99,3 +99,37 @@ def test_a_grade_call_inside_the_graded_code_is_refused_with_a_sentence():
     assert time.monotonic() - started < 120
     assert result["status"] == "FAIL", result
     assert "a grading cannot start inside a grading" in result["output"]
+
+
+def test_a_judge_started_ahead_grades_the_next_submission_and_leaves_nothing(monkeypatch):
+    """What a notebook's set-up does on a GPU (autograder.sandbox.keep_ready), here on the CPU: the
+    judge and its workers start before the submission exists, and the grading uses them."""
+    from autograder import grading, sandbox
+    from autograder import problem as problem_mod
+
+    marker = uuid.uuid4().hex
+    monkeypatch.setenv("GPU_BRRR_TEST_MARKER", marker)
+    sandbox._start_ahead("cpu")
+    ahead = sandbox._ready
+    assert ahead is not None and ahead.usable("cpu")
+    time.sleep(2.0)  # its workers start meanwhile
+    code = SCRIPT.replace('print("POINTS", autograder.grade_correctness("act0.vector_add", vector_add))', "")
+    result = grading.grade_source(problem_mod.get("act0.vector_add"), code, "vector_add", device="cpu", speed=False)
+    assert sandbox._ready is None, "the judge started ahead was used"
+    assert ahead.process.poll() is not None
+    assert result["status"] == "PASS", result.get("message")
+    time.sleep(1.0)
+    assert _processes_with(marker) == []
+
+
+def test_a_judge_started_ahead_and_never_used_ends_with_its_workers(monkeypatch):
+    from autograder import sandbox
+
+    marker = uuid.uuid4().hex
+    monkeypatch.setenv("GPU_BRRR_TEST_MARKER", marker)
+    sandbox._start_ahead("cpu")
+    time.sleep(2.0)
+    assert _processes_with(marker), "the judge and its workers are running"
+    sandbox._discard_ready()
+    time.sleep(1.0)
+    assert _processes_with(marker) == []

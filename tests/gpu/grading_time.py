@@ -1,8 +1,10 @@
 """How long a learner waits for a graded cell: each named solution graded three times from one
 Python process, as a notebook's kernel grades it (the first grading compiles the kernels, later ones
-find them in the per-submission cache), with the judge's seconds per stage.
+find them in the per-submission cache), with the judge's seconds per stage. With --ahead, as in a
+notebook after its set-up cell, a judge is kept started ahead of each grading, and the script waits
+THINK_S seconds between gradings (a learner reading the report and editing).
 
-    python tests/gpu/grading_time.py OUT.json act0.vector_add act4.flash_attention
+    python tests/gpu/grading_time.py [--ahead] OUT.json act0.vector_add act4.flash_attention
 """
 
 from __future__ import annotations
@@ -12,27 +14,35 @@ import sys
 import time
 from pathlib import Path
 
-from autograder import grading, source
+from autograder import grading, sandbox, source
 from autograder import problem as problem_mod
 
 ROOT = Path(__file__).resolve().parents[2]
 GRADINGS = 3
+THINK_S = 15.0
 
 
 def main() -> None:
-    out, names = Path(sys.argv[1]), sys.argv[2:]
+    ahead = "--ahead" in sys.argv
+    arguments = [a for a in sys.argv[1:] if a != "--ahead"]
+    out, names = Path(arguments[0]), arguments[1:]
+    if ahead:
+        sandbox.keep_ready("cuda")
     records = []
     for name in names:
         problem = problem_mod.get(name)
         cells = source.notebook_cells(str(ROOT / "solutions" / f"{problem.notebook}.ipynb"))
         code = source.extract(cells, problem.function)
         for attempt in range(GRADINGS):
+            if ahead:
+                time.sleep(THINK_S)
             started = time.perf_counter()
             result = grading.grade_source(problem, code, problem.function)
             seconds = time.perf_counter() - started
             record = {
                 "problem": name,
                 "attempt": attempt,
+                "judge_started_ahead": ahead,
                 "seconds": round(seconds, 2),
                 "status": result["status"],
                 "points": result.get("points"),

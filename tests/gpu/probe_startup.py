@@ -4,7 +4,6 @@ before or after the context exists. Prints one JSON line per variant."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
