@@ -61,8 +61,7 @@ class Workers:
         from .session import Session
 
         self.workdir, self.device = workdir, device
-        self.learner = Session("learner", device, *self._folder("learner"))
-        self.learner.setup["warm_profiler"] = warm_profiler
+        self.learner = Session("learner", device, *self._folder("learner"), warm_profiler=warm_profiler)
         self.helper = Session("library", device, *self._folder("library")) if helper else None
 
     def _folder(self, role: str) -> tuple[str, str]:

@@ -133,3 +133,17 @@ def test_a_judge_started_ahead_and_never_used_ends_with_its_workers(monkeypatch)
     sandbox._discard_ready()
     time.sleep(1.0)
     assert _processes_with(marker) == []
+
+
+def test_a_worker_is_told_to_warm_its_profiler_in_its_first_message(tmp_path, monkeypatch):
+    """The profiler's set-up must be asked for in the message the worker reads before it warms up:
+    anything set on the session afterwards arrives too late."""
+    from autograder import session as session_mod
+
+    sent = []
+    monkeypatch.setattr(session_mod.wire, "send", lambda fd, header, payload=b"": sent.append(dict(header)))
+    worker = session_mod.Session("learner", "cpu", str(tmp_path), str(tmp_path / "log"), warm_profiler=True)
+    try:
+        assert sent == [{"role": "learner", "device": "cpu", "warm_profiler": True}]
+    finally:
+        worker.end()

@@ -10,6 +10,7 @@ THINK_S seconds between gradings (a learner reading the report and editing).
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -19,7 +20,7 @@ from autograder import problem as problem_mod
 
 ROOT = Path(__file__).resolve().parents[2]
 GRADINGS = 3
-THINK_S = 15.0
+THINK_S = float(os.environ.get("THINK_S", "15"))
 
 
 def main() -> None:

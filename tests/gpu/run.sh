@@ -77,7 +77,7 @@ has exercises && step pytest-exercises-gpu timeout "${EXERCISES_S:-240}" "${PYTE
 # The isolation tests (a crash, a leak, an endless kernel, then an honest grading) read the GPU's
 # free memory and time, so they run alone, before the verdicts. -v prints each verdict as it
 # finishes, so a step cut off by its limit still names its failures.
-has adversarial && step pytest-isolation-gpu timeout "${ISOLATION_S:-150}" "${PYTEST[@]}" "${SPREAD[@]}" -m gpu -v -k "not test_verdict_on_gpu" tests/adversarial
+has adversarial && step pytest-isolation-gpu timeout "${ISOLATION_S:-240}" "${PYTEST[@]}" "${SPREAD[@]}" -m gpu -v -k "not test_verdict_on_gpu" tests/adversarial
 has adversarial && step pytest-adversarial-gpu timeout "${ADVERSARIAL_S:-300}" "${PYTEST[@]}" -m gpu -n $((${ADVERSARIAL_N:-6} * NGPU)) -v -k test_verdict_on_gpu tests/adversarial
 if has stability; then
   left=$((DEADLINE - SECONDS))
