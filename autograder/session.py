@@ -36,6 +36,9 @@ def worker_env(workdir: str, device: str) -> dict:
     env.pop("TRITON_INTERPRET", None)
     if device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""
+        # Before Triton is first imported: its own library functions (tl.max, tl.sum, ...) are
+        # made for the interpreter only if it is on when they are defined.
+        env["TRITON_INTERPRET"] = "1"
     return env
 
 
@@ -44,7 +47,7 @@ def submission_env(device: str, language: str, kernel_cache: str | None) -> dict
     (a value of None: the variable is removed). Compiled kernels (and Triton's autotuning results)
     are kept per submission text: grading the same code again skips compilation, and no other code
     ever loads them."""
-    env: dict[str, str | None] = {"TRITON_INTERPRET": "1" if device == "cpu" and language == "triton" else None}
+    env: dict[str, str | None] = {}
     if kernel_cache:
         env.update(TRITON_CACHE_DIR=os.path.join(kernel_cache, "triton-cache"), CUPY_CACHE_DIR=os.path.join(kernel_cache, "cupy-cache"), TRITON_CACHE_AUTOTUNING="1")
     return env

@@ -19,7 +19,7 @@ from autograder import grading, sandbox, source
 from autograder import problem as problem_mod
 
 ROOT = Path(__file__).resolve().parents[2]
-GRADINGS = 3
+GRADINGS = int(os.environ.get("GRADINGS", "3"))
 THINK_S = float(os.environ.get("THINK_S", "15"))
 
 
