@@ -42,7 +42,7 @@ def worker_env(workdir: str, device: str) -> dict:
     return env
 
 
-def submission_env(device: str, language: str, kernel_cache: str | None) -> dict:
+def submission_env(kernel_cache: str | None) -> dict:
     """What the worker sets in its environment once it knows the submission, before loading it
     (a value of None: the variable is removed). Compiled kernels (and Triton's autotuning results)
     are kept per submission text: grading the same code again skips compilation, and no other code
@@ -87,7 +87,7 @@ class Session:
         for sub in ("triton-cache", "cupy-cache"):
             if kernel_cache:
                 os.makedirs(os.path.join(kernel_cache, sub), exist_ok=True)
-        self.setup = {**self.setup, **setup, "env": submission_env(self.setup["device"], setup["language"], kernel_cache)}
+        self.setup = {**self.setup, **setup, "env": submission_env(kernel_cache)}
         self._start_timeout = start_timeout
         try:
             wire.send(self._to_worker, self.setup)
