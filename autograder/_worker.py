@@ -194,7 +194,7 @@ class Worker:
         try:
             with guard or _nothing(), record:
                 entered = time.monotonic()
-                raw = self.fn(*args)
+                raw = self._entry(request)(*args)
                 returned = time.monotonic()
         except BaseException as exc:  # noqa: BLE001 -- reported as this call's verdict
             return {"error": _error(exc, self.setup.get("module"))}, b""
@@ -215,6 +215,13 @@ class Worker:
             facts["cpu_kernels"] = record.summary(out, self.setup.get("module"))
         meta, payload = shared.describe_output(out)
         return {"output": meta, **facts}, payload
+
+    def _entry(self, request: dict):
+        # The helper's calls may name another of its entries (its null call between two timed calls
+        # of the library); a learner's worker is only ever sent calls of the function it loaded.
+        if "entry" in request and self.setup["role"] == "helper":
+            return getattr(self.module, request["entry"])
+        return self.fn
 
     def _record_launches(self):
         if self.device == "cpu" and self.language == "triton" and self.setup["role"] == "learner":

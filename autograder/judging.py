@@ -4,6 +4,8 @@ worker only receives inputs and returns where its output is."""
 
 from __future__ import annotations
 
+import itertools
+import random
 import secrets
 import statistics
 import time
@@ -14,6 +16,8 @@ from . import checking, crosstime, shared, timing
 from .session import WorkerGone
 
 WARMUP_CALLS = 3
+# Ids of shared inputs, unique across every KernelStages of a judge (its workers keep them by id).
+_INPUT_IDS = itertools.count(1)
 
 
 def _synchronize(device: str) -> None:
@@ -29,7 +33,7 @@ class KernelStages:
         self.out_dtype = getattr(torch, self.problem.out_dtype)
         self.reader = shared.OutputReader() if self.device == "cuda" else None
         self.arena = shared.Arena()
-        self._ids = 0
+        self._null_id: int | None = None
 
     # -- correctness --------------------------------------------------------------------------------
     def correctness(self, timed: bool) -> None:
@@ -110,12 +114,12 @@ class KernelStages:
         return checking.judge_values(size, out, reference, tol).to_dict(), answer
 
     def _ask_call(self, session, shared_inputs, extra: dict) -> tuple[dict, bytes]:
-        self._ids += 1
-        header, _ = session.ask({"op": "inputs", "id": self._ids, "inputs": shared_inputs.describe()}, timeout=self.g.remaining())
+        inputs_id = next(_INPUT_IDS)
+        header, _ = session.ask({"op": "inputs", "id": inputs_id, "inputs": shared_inputs.describe()}, timeout=self.g.remaining())
         if not header.get("opened"):
             raise WorkerGone("ERROR", "the worker could not open the inputs")
-        answer = session.ask({"op": "call", "id": self._ids, **extra}, timeout=self.g.remaining())
-        session.ask({"op": "drop", "id": self._ids}, timeout=self.g.remaining())
+        answer = session.ask({"op": "call", "id": inputs_id, **extra}, timeout=self.g.remaining())
+        session.ask({"op": "drop", "id": inputs_id}, timeout=self.g.remaining())
         return answer
 
     def _screen_output(self, answer: dict, reference: torch.Tensor) -> str | None:
@@ -138,26 +142,34 @@ class KernelStages:
     # -- timed calls --------------------------------------------------------------------------------
     def timed(self, session, size, seed: int, check: bool, phase: str | None) -> dict:
         """Warm-up and timed calls of ``session``'s function at one size; returns the raw event
-        times, how many timed outputs were wrong and, when ``check``, the correctness case of the
-        first call (against the float64 reference: the benchmark size is a correctness case too)."""
+        times, how many timed outputs were wrong, the trusted helper's null calls made between the
+        timed calls (the switch between processes, measured while they ran) and, when ``check``, the
+        correctness case of the first call (against the float64 reference: the benchmark size is a
+        correctness case too). Every call gets inputs drawn afresh by the problem's own generator,
+        so a timed call cannot be told from a checked one and its tolerance holds for every draw."""
         p, g, timer = self.problem, self.g, self.g.timer
-        private = p.make_inputs(size, seed, "cuda")
-        generator = torch.Generator(device="cuda").manual_seed(seed ^ 0x5EED)
+        draws = random.Random(seed)
+        private = p.make_inputs(size, draws.getrandbits(62), "cuda")
         with torch.cuda.stream(timer.stream):
             shared_inputs = shared.Inputs(private, "cuda", arena=self.arena)
         torch.cuda.synchronize()
-        self._ids += 1
-        inputs_id = self._ids
+        inputs_id = next(_INPUT_IDS)
         session.ask({"op": "inputs", "id": inputs_id, "inputs": shared_inputs.describe()}, timeout=g.remaining())
         checked: dict = {}
+        current = {"inputs": private}
+
+        def draw() -> None:
+            # Drawn before the timer's head start: a generator may wait for the GPU.
+            fresh = p.make_inputs(size, draws.getrandbits(62), "cuda")
+            current["inputs"] = {name: _same_kind(fresh.get(name), value) for name, value in private.items()}
 
         def refill() -> None:
-            for name, value in private.items():
-                if isinstance(value, torch.Tensor) and value.is_floating_point():
-                    value.normal_(generator=generator)
+            for name, value in current["inputs"].items():
+                if isinstance(value, torch.Tensor):
                     shared_inputs.tensors[name].copy_(value)
 
         def one_call() -> tuple[crosstime.Raw, bool]:
+            draw()
             raw, answer, copy = timer.call(
                 send=lambda gate: session.send_only({"op": "call", "id": inputs_id, "gate": gate}),
                 receive=lambda: session.receive(g.remaining(), "a timed call")[0],
@@ -169,10 +181,11 @@ class KernelStages:
                 raise WorkerGone("ERROR", f"your function raised {answer['error']['type']} in a timed call: {answer['error']['message'][:300]}")
             if not check:
                 return raw, True
+            inputs = current["inputs"]
             with torch.cuda.stream(timer.stream):
-                expected = p.library(**private)
+                expected = p.library(**inputs)
                 if not checked:
-                    checked["case"] = self._first_case(size, answer, copy, private, expected)
+                    checked["case"] = self._first_case(size, answer, copy, inputs, expected)
                     checked["tolerance"] = self._loop_tolerance
                 try:
                     ok = "output" in answer and self._screen_output(answer, expected) is None
@@ -182,7 +195,7 @@ class KernelStages:
             torch.cuda.synchronize()
             return raw, ok
 
-        raws, wrong = [], 0
+        raws, nulls, wrong = [], [], 0
         if phase:
             g.watch(session, f"warm-up {phase}", "start")
         for _ in range(WARMUP_CALLS):
@@ -198,6 +211,7 @@ class KernelStages:
             while len(raws) < timing.MAX_CALLS:
                 raw, ok = one_call()
                 raws.append(raw)
+                nulls.append(self.null_call())
                 wrong += 0 if ok else 1
                 enough = len(raws) >= timing.MIN_CALLS and sum(r.window_us for r in raws) * 1e-6 >= timing.TIMED_SECONDS
                 if enough or (len(raws) >= timing.MIN_CALLS and time.monotonic() - started > 20.0):
@@ -206,7 +220,7 @@ class KernelStages:
                 g.watch(session, phase, "stop")
         self.reader.close()
         session.ask({"op": "drop", "id": inputs_id}, timeout=g.remaining())
-        return {"raws": raws, "wrong": wrong, "case": checked.get("case")}
+        return {"raws": raws, "nulls": nulls, "wrong": wrong, "case": checked.get("case")}
 
     def _first_case(self, size, answer: dict, copy, private: dict, expected: torch.Tensor) -> dict:
         """The first call at a benchmark size, judged like any correctness case; it also sets the
@@ -223,22 +237,31 @@ class KernelStages:
 
     def null_calls(self, count: int = 20) -> list[crosstime.Raw]:
         """The helper's trivial calls: the cost of switching contexts, for subtraction."""
-        g, timer = self.g, self.g.timer
-        g.select(g.helper, "null_entry")
-        self._ids += 1
-        g.helper.ask({"op": "inputs", "id": self._ids, "inputs": []}, timeout=g.remaining())
-        raws = []
-        for _ in range(count + 2):
-            raw, _, _ = timer.call(
-                send=lambda gate: g.helper.send_only({"op": "call", "id": self._ids, "gate": gate}),
-                receive=lambda: g.helper.receive(g.remaining(), "a calibration call")[0],
-                refill=lambda: None,
-                read=lambda answer: self.reader.view(answer["output"]),
-                deadline_s=g.remaining(),
-            )
-            raws.append(raw)
-        self.reader.close()
+        raws = [self.null_call() for _ in range(count + 2)]
         return raws[2:]
+
+    def null_call(self) -> crosstime.Raw:
+        """One call of the helper's trivial kernel through the same protocol as a timed call."""
+        g, timer = self.g, self.g.timer
+        if self._null_id is None:
+            self._null_id = next(_INPUT_IDS)
+            g.helper.ask({"op": "inputs", "id": self._null_id, "inputs": []}, timeout=g.remaining())
+        raw, _, _ = timer.call(
+            send=lambda gate: g.helper.send_only({"op": "call", "id": self._null_id, "gate": gate, "entry": "null_entry"}),
+            receive=lambda: g.helper.receive(g.remaining(), "a calibration call")[0],
+            refill=lambda: None,
+            read=lambda answer: self.reader.view(answer["output"]),
+            deadline_s=g.remaining(),
+        )
+        return raw
+
+
+def _same_kind(fresh, first):
+    """A freshly drawn input where it can stand in the first one's shared memory; scalars (which the
+    worker received once) and anything of another shape or type stay as they were."""
+    if isinstance(first, torch.Tensor) and isinstance(fresh, torch.Tensor) and fresh.shape == first.shape and fresh.dtype == first.dtype:
+        return fresh
+    return first
 
 
 def _size_repr(size):

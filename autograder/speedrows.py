@@ -18,7 +18,7 @@ CALIBRATION_SPREAD = 0.25
 def measure(grading, stages) -> None:
     g, p = grading, grading.problem
     g.learner.ask({"op": "flags", "handle": g.timer.handle}, timeout=g.remaining())
-    learner_raws, wrong = {}, {}
+    learner_raws, learner_nulls, wrong = {}, {}, {}
     for size in p.bench_sizes:
         label = _label(size)
         measured = stages.timed(g.learner, size, secrets.randbits(62), check=True, phase=f"timed {label}")
@@ -26,7 +26,7 @@ def measure(grading, stages) -> None:
         if not measured["case"]["passed"]:
             g.result.update(status="FAIL", message="some cases are wrong")
             return
-        learner_raws[label], wrong[label] = measured["raws"], measured["wrong"]
+        learner_raws[label], learner_nulls[label], wrong[label] = measured["raws"], measured["nulls"], measured["wrong"]
     g.stage("timed calls")
     # Nothing of the learner's may run while the library is timed: its worker and every process it
     # started are ended first.
@@ -34,32 +34,40 @@ def measure(grading, stages) -> None:
     g._calibrate("after")
     baseline = p.baseline_for(g.device)
     g.result["baseline"] = {"label": baseline.label, "note": baseline.note, "graded": baseline.speed_scale is not None}
-    library_raws, extra_raws = {}, {}
+    library_raws, library_nulls, extra_raws = {}, {}, {}
     for size in p.bench_sizes:
         label = _label(size)
         g.select(g.helper, "library_entry")
-        library_raws[label] = stages.timed(g.helper, size, secrets.randbits(62), check=False, phase=None)["raws"]
+        measured = stages.timed(g.helper, size, secrets.randbits(62), check=False, phase=None)
+        library_raws[label], library_nulls[label] = measured["raws"], measured["nulls"]
         for index, (name, _) in enumerate(baseline.extra_libraries):
             g.select(g.helper, f"extra_{index}")
             extra_raws.setdefault(label, {})[name] = stages.timed(g.helper, size, secrets.randbits(62), check=False, phase=None)["raws"]
     g.stage("library")
-    switch = _switch_cost(g)
-    charged = {}
+    calibrations = [c["switch_us"] for c in g.result.get("calibration", {}).values()]
+    note = calibration_note(calibrations)
+    if note:
+        g.result["calibration_note"] = note
+    charged, switches = {}, {}
     for size in p.bench_sizes:
         label = _label(size)
         library = library_raws[label]
-        ref = crosstime.Reference(switch_us=switch, pre_us=_median([r.pre_us for r in library]), copy_us=_median([r.copy_us for r in library]))
+        yours_us, library_us = switch_costs(calibrations, [r.window_us for r in learner_nulls[label]], [r.window_us for r in library_nulls[label]])
+        switches[label] = {"yours": yours_us, "library": library_us}
+        pre_us, copy_us = _median([r.pre_us for r in library]), _median([r.copy_us for r in library])
+        ref = crosstime.Reference(switch_us=yours_us, pre_us=pre_us, copy_us=copy_us)
+        library_ref = crosstime.Reference(switch_us=library_us, pre_us=pre_us, copy_us=copy_us)
         mine = [crosstime.charge(r, ref) for r in learner_raws[label]]
         charged[f"timed {label}"] = [c for c, _ in mine]
         row = {
             "size": size if isinstance(size, (int, float, str)) else repr(size),
             "candidate": summarise([c for c, _ in mine]),
-            "library": summarise([crosstime.charge(r, ref)[0] for r in library]),
+            "library": summarise([crosstime.charge(r, library_ref)[0] for r in library]),
             "bytes_moved": float(p.bytes_moved(size)),
             "flops": float(p.flops(size)),
             "floor_ms": timing.floor_ms(p, size, g.result["ceilings"]),
             "wrong_timed_outputs": wrong[label],
-            "extra_libraries": {name: summarise([crosstime.charge(r, ref)[0] for r in raws]) for name, raws in extra_raws.get(label, {}).items()},
+            "extra_libraries": {name: summarise([crosstime.charge(r, library_ref)[0] for r in raws]) for name, raws in extra_raws.get(label, {}).items()},
             "charged_more": _reasons(mine),
             "segments_us": {"yours": _segments(learner_raws[label]), "library": _segments(library)},
         }
@@ -68,16 +76,26 @@ def measure(grading, stages) -> None:
         row.update(bandwidth=row["bytes_moved"] / seconds, library_bandwidth=row["bytes_moved"] / library_seconds, ratio=library_seconds / seconds)
         g.result["speed"].append(row)
     g.result["honesty"] = honesty.judge_gpu(g.phases, g.own_kernels, p.allowed_library_kernels, charged)
-    g.result["switch_us"] = switch
+    g.result["switch_us"] = switches
 
 
-def _switch_cost(g) -> float:
-    """The smaller calibration: a switch that got cheaper while the learner ran cannot lower a charge."""
-    values = [c["switch_us"] for c in g.result.get("calibration", {}).values()]
-    low, high = min(values), max(values)
+def switch_costs(calibrations: list[float], yours_nulls_us: list[float], library_nulls_us: list[float]) -> tuple[float, float]:
+    """What to subtract from the learner's windows and from the library's: the median of the
+    helper's null calls made between their timed calls, so the switch between processes is
+    measured while the GPU is in the state the calls ran in (its cost drifts by tens of
+    microseconds within a grading, as much as a memory-bound kernel's margin). The learner's
+    process is alive during its nulls and could load the GPU to inflate them, so the learner's
+    value is capped by the calibrations taken when none of its code was loaded."""
+    yours = _median(yours_nulls_us) if yours_nulls_us else min(calibrations)
+    library = _median(library_nulls_us) if library_nulls_us else min(calibrations)
+    return min(yours, max(calibrations)), library
+
+
+def calibration_note(calibrations: list[float]) -> str | None:
+    low, high = min(calibrations), max(calibrations)
     if high > (1 + CALIBRATION_SPREAD) * low:
-        g.result["calibration_note"] = f"the cost of switching between processes on this GPU changed during the grading ({low:.0f} us and {high:.0f} us)"
-    return low
+        return f"the cost of switching between processes on this GPU changed during the grading ({low:.0f} us and {high:.0f} us)"
+    return None
 
 
 def _segments(raws: list) -> dict:

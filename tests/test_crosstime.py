@@ -1,0 +1,67 @@
+"""The arithmetic of the cross-process timing protocol, without a GPU: what a call is charged from the
+judge's own event times, which switch cost is subtracted, and which inputs a timed call is refilled with."""
+
+import pytest
+import torch
+
+from autograder import crosstime, speedrows
+from autograder.judging import _same_kind
+
+REF = crosstime.Reference(switch_us=300.0, pre_us=400.0, copy_us=90.0)
+
+
+def test_an_undisturbed_call_is_charged_its_window_less_the_switch():
+    charged, why = crosstime.charge(crosstime.Raw(pre_us=400.0, window_us=440.0, copy_gap_us=1.0, copy_us=90.0), REF)
+    assert charged == pytest.approx(140.0)
+    assert why == []
+
+
+def test_work_while_the_judge_prepared_the_call_is_charged():
+    charged, why = crosstime.charge(crosstime.Raw(pre_us=900.0, window_us=440.0, copy_gap_us=1.0, copy_us=90.0), REF)
+    assert charged == pytest.approx(900.0 + 440.0 - 400.0 - 300.0)
+    assert why == ["GPU work of the worker ran while the judge prepared the call"]
+
+
+def test_an_answer_after_the_work_and_work_during_the_read_are_charged():
+    charged, why = crosstime.charge(crosstime.Raw(pre_us=400.0, window_us=440.0, copy_gap_us=50.0, copy_us=500.0), REF)
+    assert charged == pytest.approx(440.0 + 50.0 + 500.0 - 90.0 - 300.0)
+    assert len(why) == 2
+
+
+def test_the_switch_is_measured_between_the_calls_it_is_subtracted_from():
+    # The cost drifted up during the grading (both timed loops saw about 345 us): each loop's own
+    # null calls are subtracted, not the lower calibration.
+    yours, library = speedrows.switch_costs([310.0, 354.0], [344.0, 346.0, 345.0], [348.0, 347.0, 349.0])
+    assert yours == pytest.approx(345.0)
+    assert library == pytest.approx(348.0)
+
+
+def test_null_calls_inflated_while_the_learner_ran_are_capped():
+    # Nulls made while the learner's process was alive cannot lower its charges by more than the
+    # calibrations taken without its code allow.
+    yours, library = speedrows.switch_costs([310.0, 320.0], [900.0, 950.0, 1000.0], [318.0, 319.0, 321.0])
+    assert yours == pytest.approx(320.0)
+    assert library == pytest.approx(319.0)
+
+
+def test_cheaper_nulls_are_used_as_they_are():
+    yours, _ = speedrows.switch_costs([310.0, 320.0], [250.0, 251.0, 252.0], [300.0])
+    assert yours == pytest.approx(251.0)
+
+
+def test_without_nulls_the_lower_calibration_is_used():
+    assert speedrows.switch_costs([310.0, 320.0], [], []) == (310.0, 310.0)
+
+
+def test_a_large_spread_of_calibrations_is_reported():
+    assert speedrows.calibration_note([300.0, 310.0]) is None
+    assert "changed during the grading" in speedrows.calibration_note([300.0, 400.0])
+
+
+def test_refilled_inputs_keep_the_first_draws_scalars_and_shapes():
+    first = torch.zeros(4)
+    fresh = torch.ones(4)
+    assert _same_kind(fresh, first) is fresh
+    assert _same_kind(torch.ones(5), first) is first
+    assert _same_kind(torch.ones(4, dtype=torch.float64), first) is first
+    assert _same_kind(2.5, 1.5) == 1.5
