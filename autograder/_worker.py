@@ -219,7 +219,7 @@ class Worker:
     def _entry(self, request: dict):
         # The helper's calls may name another of its entries (its null call between two timed calls
         # of the library); a learner's worker is only ever sent calls of the function it loaded.
-        if "entry" in request and self.setup["role"] == "helper":
+        if "entry" in request and self.setup["role"] == "library":
             return getattr(self.module, request["entry"])
         return self.fn
 

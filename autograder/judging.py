@@ -237,6 +237,7 @@ class KernelStages:
 
     def null_calls(self, count: int = 20) -> list[crosstime.Raw]:
         """The helper's trivial calls: the cost of switching contexts, for subtraction."""
+        self.g.select(self.g.helper, "null_entry")
         raws = [self.null_call() for _ in range(count + 2)]
         return raws[2:]
 

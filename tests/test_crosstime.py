@@ -65,3 +65,19 @@ def test_refilled_inputs_keep_the_first_draws_scalars_and_shapes():
     assert _same_kind(torch.ones(5), first) is first
     assert _same_kind(torch.ones(4, dtype=torch.float64), first) is first
     assert _same_kind(2.5, 1.5) == 1.5
+
+
+def test_only_the_library_helper_calls_another_entry_by_name():
+    from autograder._worker import Worker
+
+    def loaded():
+        return "loaded"
+
+    def null_entry():
+        return "null"
+
+    for role, expected in (("library", null_entry), ("learner", loaded)):
+        worker = Worker({"role": role, "device": "cpu"}, out_fd=-1)
+        worker.fn, worker.module = loaded, type("Module", (), {"null_entry": staticmethod(null_entry)})
+        assert worker._entry({"entry": "null_entry"}) is expected
+        assert worker._entry({}) is loaded
