@@ -42,6 +42,12 @@ def test_null_calls_inflated_while_the_learner_ran_are_capped():
     yours, library = speedrows.switch_costs([310.0, 320.0], [900.0, 950.0, 1000.0], [318.0, 319.0, 321.0])
     assert yours == pytest.approx(320.0)
     assert library == pytest.approx(319.0)
+    # The cap is what was measured without the learner's code: here the library's nulls, higher
+    # than either calibration because the cost drifted up during the grading.
+    yours, library = speedrows.switch_costs([330.0, 333.0], [359.0, 361.0, 362.0], [360.0, 361.0, 360.0])
+    assert yours == pytest.approx(360.0)
+    yours, _ = speedrows.switch_costs([330.0, 333.0], [500.0, 520.0, 510.0], [360.0, 361.0, 360.0])
+    assert yours == pytest.approx(360.0)
 
 
 def test_cheaper_nulls_are_used_as_they_are():
