@@ -85,11 +85,11 @@ def switch_costs(calibrations: list[float], yours_nulls_us: list[float], library
     measured while the GPU is in the state the calls ran in (its cost drifts by tens of
     microseconds within a grading, as much as a memory-bound kernel's margin). The learner's
     process is alive during its nulls and could load the GPU to inflate them, so the learner's
-    value is capped by what was measured while none of its code was loaded: the calibrations and
-    the nulls between the library's calls."""
-    yours = _median(yours_nulls_us) if yours_nulls_us else min(calibrations)
+    value is capped by the nearest measurement made without its code: the nulls between the
+    library's calls at the same size (or, without them, the lower calibration)."""
     library = _median(library_nulls_us) if library_nulls_us else min(calibrations)
-    return min(yours, max(*calibrations, library)), library
+    yours = _median(yours_nulls_us) if yours_nulls_us else library
+    return min(yours, library), library
 
 
 def calibration_note(calibrations: list[float]) -> str | None:

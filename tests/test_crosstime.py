@@ -29,25 +29,19 @@ def test_an_answer_after_the_work_and_work_during_the_read_are_charged():
 
 
 def test_the_switch_is_measured_between_the_calls_it_is_subtracted_from():
-    # The cost drifted up during the grading (both timed loops saw about 345 us): each loop's own
-    # null calls are subtracted, not the lower calibration.
+    # The cost drifted up during the grading (both timed loops saw about 345 us, the calibrations
+    # 310 and 354): each loop's own null calls are subtracted, not a calibration.
     yours, library = speedrows.switch_costs([310.0, 354.0], [344.0, 346.0, 345.0], [348.0, 347.0, 349.0])
     assert yours == pytest.approx(345.0)
     assert library == pytest.approx(348.0)
 
 
 def test_null_calls_inflated_while_the_learner_ran_are_capped():
-    # Nulls made while the learner's process was alive cannot lower its charges by more than the
-    # calibrations taken without its code allow.
+    # Nulls made while the learner's process was alive cannot exceed the library loop's nulls,
+    # measured with none of its code running: inflating them lowers no charge.
     yours, library = speedrows.switch_costs([310.0, 320.0], [900.0, 950.0, 1000.0], [318.0, 319.0, 321.0])
-    assert yours == pytest.approx(320.0)
+    assert yours == pytest.approx(319.0)
     assert library == pytest.approx(319.0)
-    # The cap is what was measured without the learner's code: here the library's nulls, higher
-    # than either calibration because the cost drifted up during the grading.
-    yours, library = speedrows.switch_costs([330.0, 333.0], [359.0, 361.0, 362.0], [360.0, 361.0, 360.0])
-    assert yours == pytest.approx(360.0)
-    yours, _ = speedrows.switch_costs([330.0, 333.0], [500.0, 520.0, 510.0], [360.0, 361.0, 360.0])
-    assert yours == pytest.approx(360.0)
 
 
 def test_cheaper_nulls_are_used_as_they_are():
