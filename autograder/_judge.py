@@ -84,6 +84,8 @@ class Grading:
         self.shared_folder = tempfile.mkdtemp(prefix="shared-", dir=_shm_root())
         self.result: dict = {"problem": job["problem"], "status": "ERROR", "message": "", "cases": [], "speed": [], "device": self.device}
         self.timer = None
+        # Calls per timed window at each benchmark size (autograder.judging.KernelStages.plan_windows).
+        self.windows: dict = {}
         with open(job["module"], encoding="utf-8") as f:
             self.source = f.read()
         self.learner = self._configure(workers.learner, job["module"], job["entry"], job["language"])
@@ -270,8 +272,11 @@ class Grading:
         helper = self.helper
         helper.wait_ready()
         helper.ask({"op": "flags", "handle": self.timer.handle}, timeout=self.remaining())
-        raws = KernelStages(self).null_calls()
+        stages = KernelStages(self)
+        raws = stages.null_calls()
         self.result.setdefault("calibration", {})[when] = {"switch_us": sorted(r.window_us for r in raws)[len(raws) // 2]}
+        if when == "before":
+            self.windows = stages.plan_windows()
 
 
 def _answer_case(header: dict, shown: str, mismatch, jsonable) -> dict:

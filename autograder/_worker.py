@@ -69,6 +69,7 @@ class Worker:
         self.inputs: dict[int, tuple[dict, list]] = {}
         self.watch = None
         self.flags = None
+        self.kept: list = []
         self.ops = None
         self.pid = os.getpid()
 
@@ -176,20 +177,15 @@ class Worker:
         return {"opened": True}
 
     def call(self, request: dict) -> tuple[dict, bytes]:
-        """One call of the learner's function on shared inputs; with ``gate``, queued behind the
-        judge's go flag (a timed call: ``serve`` writes the done flag once all of it has run)."""
+        """One call of the learner's function on shared inputs (a correctness case), or, with
+        ``gate``, the calls of one timed window."""
         from . import arrays, canary, shared
 
+        if request.get("gate") is not None:
+            return self.timed_calls(request)
         tensors, args = self.inputs[request["id"]]
-        gate = request.get("gate")
         guard = canary.Guard(self.language, self.device, request.get("out_numel", 0), request.get("out_dtype")) if request.get("canary") else None
         record = self._record_launches()
-        if gate is not None:
-            import torch
-
-            from . import cuda_driver
-
-            cuda_driver.wait_value(torch.cuda.current_stream(), self.flags + 0, gate)
         started = time.monotonic()
         try:
             with guard or _nothing(), record:
@@ -202,9 +198,9 @@ class Worker:
             out = arrays.from_learner(raw, self.language)
         except TypeError as exc:
             return {"wrong_type": str(exc)}, b""
-        for name, value in tensors.items():
-            if hasattr(value, "data_ptr") and arrays.overlaps(out, value):
-                return {"aliases": name}, b""
+        aliased = _aliased(out, [tensors])
+        if aliased:
+            return {"aliases": aliased}, b""
         facts = {}
         if guard is not None:
             guard.settle()
@@ -215,6 +211,33 @@ class Worker:
             facts["cpu_kernels"] = record.summary(out, self.setup.get("module"))
         meta, payload = shared.describe_output(out)
         return {"output": meta, **facts}, payload
+
+    def timed_calls(self, request: dict) -> tuple[dict, bytes]:
+        """The calls of one timed window, each on its own inputs (``ids``), all queued behind the
+        judge's go flag; ``serve`` writes the done flag once all their work has run. Every output
+        stays allocated until the next window, so the judge reads, and may check, each of them."""
+        import torch
+
+        from . import arrays, cuda_driver, shared
+
+        self.kept = []
+        cuda_driver.wait_value(torch.cuda.current_stream(), self.flags + 0, request["gate"])
+        fn = self._entry(request)
+        batch = [self.inputs[inputs_id] for inputs_id in request["ids"]]
+        for _, args in batch:
+            try:
+                raw = fn(*args)
+            except BaseException as exc:  # noqa: BLE001 -- reported as this window's verdict
+                return {"error": _error(exc, self.setup.get("module"))}, b""
+            try:
+                self.kept.append(arrays.from_learner(raw, self.language))
+            except TypeError as exc:
+                return {"wrong_type": str(exc)}, b""
+        for out in self.kept:
+            aliased = _aliased(out, [tensors for tensors, _ in batch])
+            if aliased:
+                return {"aliases": aliased}, b""
+        return {"outputs": [shared.describe_output(out)[0] for out in self.kept]}, b""
 
     def _entry(self, request: dict):
         # The helper's calls may name another of its entries (its null call between two timed calls
@@ -317,6 +340,17 @@ class _Nothing:
 
 
 _NOTHING = _Nothing()
+
+
+def _aliased(out, input_sets: list[dict]) -> str | None:
+    """The name of an input that the output shares memory with, if any."""
+    from . import arrays
+
+    for tensors in input_sets:
+        for name, value in tensors.items():
+            if hasattr(value, "data_ptr") and arrays.overlaps(out, value):
+                return name
+    return None
 
 
 def _nothing():

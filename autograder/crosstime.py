@@ -1,19 +1,20 @@
 """Timing a call that runs in another process with the judge's own CUDA events.
 
-The worker queues the learner's call behind a wait on a "go" word in device memory and writes a
-"done" word after it; the judge's stream does [spin][P0][refill the inputs][flush L2][T0][write go]
-[wait done][T1], then reads the output through IPC right after [Tcs][copy][Tc]. The spin comes
+The worker queues the learner's calls of one window (one call, or several on inputs of their own
+when a call is short) behind a wait on a "go" word in device memory and writes a "done" word after
+them; the judge's stream does [spin][P0][refill the inputs][flush L2][T0][write go]
+[wait done][T1], then reads the outputs through IPC right after [Tcs][copy][Tc]. The spin comes
 first so that the worker's launches queue up while the GPU is busy, and before the new inputs
 exist, so nothing can start on them early. The GPU runs one
 process's context at a time, so whatever the worker did before T1 is inside [T0, T1], and an
 output that is complete at the copy was computed before it. The worker's own clocks are never read.
 
-What the judge charges a call is T1 - T0 less the switch cost between the two contexts (measured
+What the judge charges a window is T1 - T0 less the switch cost between the two contexts (measured
 by the trusted helper with the same protocol on a trivial kernel), and more whenever something
-looks off: if the judge's own work before T0 took longer than it does with an idle worker (the
-worker was running), if the copy started late (the worker's answer came after its work) or ran
-long, the charge runs from the earliest point the work could have begun to the latest point the
-output was proven complete.
+looks off (each call of the window is charged its share): if the judge's own work before T0 took
+longer than it does with an idle worker (the worker was running), if the copy started late (the
+worker's answer came after its work) or ran long, the charge runs from the earliest point the work
+could have begun to the latest point the output was proven complete.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ from . import cuda_driver, timing
 # stays outside the window. Grows (up to the cap) when a call's answer comes after its GPU work.
 SPIN_US = 300.0
 MAX_SPIN_US = 4000.0
+# More head start for each further call of a window: the worker launches them all before its GPU
+# work may start (a Triton launch from Python takes tens of microseconds).
+LAUNCH_US = 60.0
 # A segment of the judge's own work is "disturbed" when it runs this much longer than with an idle worker.
 SLACK_FACTOR, SLACK_US = 1.25, 30.0
 # A copy queued before the output was done starts within this long after T1.
@@ -96,10 +100,11 @@ class CrossTimer:
     def handle(self) -> str:
         return self.flags.handle
 
-    def call(self, send: Callable[[int], None], receive: Callable[[], dict], refill: Callable[[], None], read: Callable[[dict], torch.Tensor | None], deadline_s: float) -> tuple[Raw, dict, torch.Tensor | None]:
-        """One timed call: ``send(gate)`` asks the worker for it, ``receive()`` gets its answer,
-        ``read(answer)`` returns the worker's output (a view through IPC) or None. Returns the
-        event times, the answer and the judge's own copy of the output."""
+    def call(self, send: Callable[[int], None], receive: Callable[[], dict], refill: Callable[[], None], read: Callable[[dict], list[torch.Tensor] | None], deadline_s: float, launches: int = 1) -> tuple[Raw, dict, list[torch.Tensor]]:
+        """One timed window of ``launches`` calls: ``send(gate)`` asks the worker for them,
+        ``receive()`` gets its answer, ``read(answer)`` returns the worker's outputs (views through
+        IPC) or None. Returns the event times, the answer and the judge's own copies of the
+        outputs."""
         self.calls += 1
         gate = self.calls
         e_pre, e_t0, e_t1, e_copy0, e_copy1 = self._events[:5]
@@ -107,7 +112,8 @@ class CrossTimer:
         # Host calls that may wait for the GPU come before the spin, or they would use it up.
         self.persisting_l2.reset()
         with torch.cuda.stream(self.stream):
-            torch.cuda._sleep(int(self.spin_us * self._cycles_per_us))
+            spin_us = max(self.spin_us, SPIN_US + LAUNCH_US * (launches - 1))
+            torch.cuda._sleep(int(spin_us * self._cycles_per_us))
             e_pre.record()
             refill()
             self._flush.zero_()
@@ -118,16 +124,16 @@ class CrossTimer:
         send(gate)
         try:
             answer = receive()
-            view = read(answer)
+            views = read(answer) or []
         except BaseException:
             self._release(done, gate)
             raise
-        copy = None
+        copies = []
         with torch.cuda.stream(self.stream):
             e_copy0.record()
-            if view is not None:
-                copy = torch.empty_like(view, memory_format=torch.contiguous_format)
-                copy.copy_(view)
+            for view in views:
+                copies.append(torch.empty_like(view, memory_format=torch.contiguous_format))
+                copies[-1].copy_(view)
             e_copy1.record()
         if not _wait(e_copy1, deadline_s):
             self._release(done, gate)
@@ -140,8 +146,8 @@ class CrossTimer:
         )
         if raw.copy_gap_us > PROMPT_COPY_US:
             # The answer came after the GPU had finished: start the next call's GPU work later.
-            self.spin_us = min(MAX_SPIN_US, self.spin_us * 2)
-        return raw, answer, copy
+            self.spin_us = min(MAX_SPIN_US, spin_us * 2)
+        return raw, answer, copies
 
     def _release(self, done: int, gate: int) -> None:
         """Write the done word from a stream of the judge's own, so its timing stream never waits

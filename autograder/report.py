@@ -144,7 +144,9 @@ def _speed_lines(problem, result: dict, speed: list, scale) -> list[str]:
             extra = row["extra_libraries"][name]
             line += f"  {extra['median_ms']:>16.4f}  {extra.get('ratio', float('nan')):>5.2f}x"
         lines.append(line)
-    lines.append(f"  median of {speed[0]['candidate']['calls']}+ calls per size, each with fresh inputs and a flushed L2")
+    batched = max(row.get("calls_per_window", 1) for row in speed)
+    windows = f"windows of up to {batched} calls back to back (each time is a window's share per call)" if batched > 1 else "calls"
+    lines.append(f"  median of {speed[0]['candidate']['calls']}+ {windows} per size, every call on fresh inputs and its output checked; L2 flushed before each window")
     return lines
 
 

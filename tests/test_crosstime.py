@@ -81,3 +81,29 @@ def test_only_the_library_helper_calls_another_entry_by_name():
         worker.fn, worker.module = loaded, type("Module", (), {"null_entry": staticmethod(null_entry)})
         assert worker._entry({"entry": "null_entry"}) is expected
         assert worker._entry({}) is loaded
+
+
+def test_short_calls_share_a_window_within_the_memory_share():
+    from autograder import judging
+
+    gib = 1 << 30
+    assert judging.batch_size(floor_us=135.0, call_bytes=768 << 20, memory_bytes=16 * gib) == 21
+    assert judging.batch_size(floor_us=200.0, call_bytes=768 << 20, memory_bytes=16 * gib) == 20
+    assert judging.batch_size(floor_us=10.0, call_bytes=1 << 20, memory_bytes=16 * gib) == judging.MAX_BATCH
+    assert judging.batch_size(floor_us=5000.0, call_bytes=1 << 20, memory_bytes=16 * gib) == 1
+    assert judging.batch_size(floor_us=135.0, call_bytes=768 << 20, memory_bytes=3 * gib) == 4
+    assert judging.batch_size(floor_us=1.0, call_bytes=64 * gib, memory_bytes=16 * gib) == 1
+    assert judging.batch_size(floor_us=0.0, call_bytes=1 << 20, memory_bytes=16 * gib) == judging.MAX_BATCH
+
+
+def test_each_call_of_a_window_gets_inputs_of_its_own(tmp_path):
+    from autograder import judging, shared
+
+    private = {"x": torch.randn(5), "y": torch.randn(2, 3), "n": 5}
+    tensors, descriptors = judging.shared_sets_of(private, 3, "cpu", str(tmp_path))
+    assert [[d["name"] for d in described] for described in descriptors] == [["x", "y", "n"]] * 3
+    opened = [shared.open_inputs(described, "cpu") for described in descriptors]
+    for index, (mine, theirs) in enumerate(zip(tensors, opened, strict=True)):
+        mine["x"].fill_(float(index))
+        assert theirs["n"] == 5 and theirs["y"].shape == (2, 3)
+    assert [float(o["x"][0]) for o in opened] == [0.0, 1.0, 2.0]
