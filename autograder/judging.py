@@ -250,7 +250,8 @@ class KernelStages:
                 raws.append(raw)
                 nulls.append(self.null_call())
                 wrong += window_wrong
-                enough = len(raws) >= timing.MIN_CALLS and sum(r.window_us for r in raws) * 1e-6 >= timing.TIMED_SECONDS
+                # MIN_CALLS windows at least, then enough calls or enough GPU time.
+                enough = len(raws) >= timing.MIN_CALLS and (len(raws) * count >= timing.MAX_CALLS or sum(r.window_us for r in raws) * 1e-6 >= timing.TIMED_SECONDS)
                 if enough or (len(raws) >= timing.MIN_CALLS and time.monotonic() - started > 20.0):
                     break
             if phase:
