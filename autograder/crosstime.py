@@ -2,11 +2,12 @@
 
 The worker queues the learner's calls of one window (one call, or several on inputs of their own
 when a call is short) behind a wait on a "go" word in device memory and writes a "done" word after
-them; the judge's stream does [spin][P0][refill the inputs][flush L2][T0][write go]
-[wait done][T1], then reads the outputs through IPC right after [Tcs][copy][Tc]. The spin comes
-first so that the worker's launches queue up while the GPU is busy, and before the new inputs
-exist, so nothing can start on them early. The GPU runs one
-process's context at a time, so whatever the worker did before T1 is inside [T0, T1], and an
+them; the judge's stream does [wait launched][P0][refill the inputs][flush L2][T0][write go][wait done]
+[T1], then reads the outputs through IPC right after [Tcs][copy][Tc]. The judge writes "launched"
+(from another stream of its own) when the worker's answer arrives, that is once every call of the
+window is launched, or after LAUNCH_WAIT_S if it does not: launching from Python never enters the
+window, however many calls it holds, and the new inputs do not exist until then, so nothing can
+start on them early. The GPU runs one process's context at a time, so whatever the worker did before T1 is inside [T0, T1], and an
 output that is complete at the copy was computed before it. The worker's own clocks are never read.
 
 What the judge charges a window is T1 - T0 less the switch cost between the two contexts (measured
@@ -27,13 +28,9 @@ import torch
 
 from . import cuda_driver, timing
 
-# Head start: GPU work queued before T0 while the worker launches its call, so its launch latency
-# stays outside the window. Grows (up to the cap) when a call's answer comes after its GPU work.
-SPIN_US = 300.0
-MAX_SPIN_US = 4000.0
-# More head start for each further call of a window: the worker launches them all before its GPU
-# work may start (a Triton launch from Python takes tens of microseconds).
-LAUNCH_US = 60.0
+# How long the judge waits for the worker's answer (its calls launched) before it starts the window
+# anyway: a function that waits for its own GPU work would otherwise never answer.
+LAUNCH_WAIT_S = 0.05
 # A segment of the judge's own work is "disturbed" when it runs this much longer than with an idle worker.
 SLACK_FACTOR, SLACK_US = 1.25, 30.0
 # A copy queued before the output was done starts within this long after T1.
@@ -85,6 +82,8 @@ class CrossTimer:
         self.rescue_stream = torch.cuda.Stream()
         self.flags = cuda_driver.Block(8)
         self.flags.tensor(torch.int32, (2,)).zero_()
+        # Written only by the judge: the worker cannot start a window early.
+        self._launched = torch.zeros(1, dtype=torch.int32, device="cuda")
         torch.cuda.synchronize()
         props = torch.cuda.get_device_properties(0)
         l2_bytes = getattr(props, "L2_cache_size", 0) or (50 << 20)
@@ -92,28 +91,25 @@ class CrossTimer:
             self._flush = torch.empty(max(2 * l2_bytes, 64 << 20) // 4, dtype=torch.float32, device="cuda")
         self._events = [torch.cuda.Event(enable_timing=True) for _ in range(6)]
         self.persisting_l2 = timing._PersistingL2()
-        self._cycles_per_us = timing.Timer._calibrate_head_start() / timing.HEAD_START_US or 1000.0
-        self.spin_us = SPIN_US
         self.calls = 0
 
     @property
     def handle(self) -> str:
         return self.flags.handle
 
-    def call(self, send: Callable[[int], None], receive: Callable[[], dict], refill: Callable[[], None], read: Callable[[dict], list[torch.Tensor] | None], deadline_s: float, launches: int = 1) -> tuple[Raw, dict, list[torch.Tensor]]:
-        """One timed window of ``launches`` calls: ``send(gate)`` asks the worker for them,
-        ``receive()`` gets its answer, ``read(answer)`` returns the worker's outputs (views through
-        IPC) or None. Returns the event times, the answer and the judge's own copies of the
-        outputs."""
+    def call(self, send: Callable[[int], None], ready: Callable[[float], bool], receive: Callable[[], dict], refill: Callable[[], None], read: Callable[[dict], list[torch.Tensor] | None], deadline_s: float) -> tuple[Raw, dict, list[torch.Tensor]]:
+        """One timed window: ``send(gate)`` asks the worker for its calls, ``ready(seconds)`` says
+        whether its answer has arrived within that long, ``receive()`` gets it, ``read(answer)``
+        returns the worker's outputs (views through IPC) or None. Returns the event times, the
+        answer and the judge's own copies of the outputs."""
         self.calls += 1
         gate = self.calls
         e_pre, e_t0, e_t1, e_copy0, e_copy1 = self._events[:5]
         go, done = self.flags.ptr, self.flags.ptr + 4
-        # Host calls that may wait for the GPU come before the spin, or they would use it up.
+        launched = self._launched.data_ptr()
         self.persisting_l2.reset()
         with torch.cuda.stream(self.stream):
-            spin_us = max(self.spin_us, SPIN_US + LAUNCH_US * (launches - 1))
-            torch.cuda._sleep(int(spin_us * self._cycles_per_us))
+            cuda_driver.wait_value(self.stream, launched, gate)
             e_pre.record()
             refill()
             self._flush.zero_()
@@ -123,6 +119,8 @@ class CrossTimer:
             e_t1.record()
         send(gate)
         try:
+            ready(LAUNCH_WAIT_S)
+            cuda_driver.write_value(self.rescue_stream, launched, gate)
             answer = receive()
             views = read(answer) or []
         except BaseException:
@@ -144,14 +142,12 @@ class CrossTimer:
             copy_gap_us=e_t1.elapsed_time(e_copy0) * 1e3,
             copy_us=e_copy0.elapsed_time(e_copy1) * 1e3,
         )
-        if raw.copy_gap_us > PROMPT_COPY_US:
-            # The answer came after the GPU had finished: start the next call's GPU work later.
-            self.spin_us = min(MAX_SPIN_US, spin_us * 2)
         return raw, answer, copies
 
     def _release(self, done: int, gate: int) -> None:
-        """Write the done word from a stream of the judge's own, so its timing stream never waits
-        for a worker that is gone."""
+        """Write the launched and done words from a stream of the judge's own, so its timing stream
+        never waits for a worker that is gone."""
+        cuda_driver.write_value(self.rescue_stream, self._launched.data_ptr(), gate)
         cuda_driver.write_value(self.rescue_stream, done, gate)
         _wait_stream(self.stream, 30.0)
 

@@ -215,11 +215,11 @@ class KernelStages:
             draw()
             raw, answer, copies = timer.call(
                 send=lambda gate: session.send_only({"op": "call", "ids": ids, "gate": gate}),
+                ready=session.readable,
                 receive=lambda: session.receive(g.remaining(), "a timed call")[0],
                 refill=refill,
                 read=read,
                 deadline_s=g.remaining(),
-                launches=count,
             )
             if "error" in answer:
                 raise WorkerGone("ERROR", f"your function raised {answer['error']['type']} in a timed call: {answer['error']['message'][:300]}")
@@ -306,6 +306,7 @@ class KernelStages:
             g.helper.ask({"op": "inputs", "id": self._null_id, "inputs": []}, timeout=g.remaining())
         raw, _, _ = timer.call(
             send=lambda gate: g.helper.send_only({"op": "call", "ids": [self._null_id], "gate": gate, "entry": "null_entry"}),
+            ready=g.helper.readable,
             receive=lambda: g.helper.receive(g.remaining(), "a calibration call")[0],
             refill=lambda: None,
             read=lambda answer: [self.reader.view(meta) for meta in answer["outputs"]],

@@ -4,6 +4,7 @@ everything it started. Used for the learner's worker and for the judge's trusted
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import sys
 import time
@@ -112,6 +113,10 @@ class Session:
             wire.send(self._to_worker, request)
         except OSError:
             self._gone("sending to it")
+
+    def readable(self, timeout: float) -> bool:
+        """Whether the worker's next message has begun to arrive within ``timeout`` seconds."""
+        return bool(select.select([self._from_worker], [], [], timeout)[0])
 
     def receive(self, timeout: float, doing: str) -> tuple[dict, bytes]:
         return self._receive(timeout, doing)
