@@ -2,12 +2,12 @@
 
 The worker queues the learner's calls of one window (one call, or several on inputs of their own
 when a call is short) behind a wait on a "go" word in device memory and writes a "done" word after
-them; the judge's stream does [wait launched][P0][refill the inputs][flush L2][T0][write go][wait done]
-[T1], then reads the outputs through IPC right after [Tcs][copy][Tc]. The judge writes "launched"
-(from another stream of its own) when the worker's answer arrives, that is once every call of the
-window is launched, or after LAUNCH_WAIT_S if it does not: launching from Python never enters the
-window, however many calls it holds, and the new inputs do not exist until then, so nothing can
-start on them early. The GPU runs one process's context at a time, so whatever the worker did before T1 is inside [T0, T1], and an
+them; the judge's stream does [P0][refill the inputs][flush L2][T0][write go][wait done][T1], then reads
+the outputs through IPC right after [Tcs][copy][Tc]. The judge queues all of that once the worker's
+answer arrives, that is once every call of the window is launched (or after LAUNCH_WAIT_S if it does
+not): launching from Python never enters the window, however many calls it holds, and the new
+inputs do not exist until then, so nothing can start on them early. The GPU runs one process's
+context at a time, so whatever the worker did before T1 is inside [T0, T1], and an
 output that is complete at the copy was computed before it. The worker's own clocks are never read.
 
 What the judge charges a window is T1 - T0 less the switch cost between the two contexts (measured
@@ -82,8 +82,6 @@ class CrossTimer:
         self.rescue_stream = torch.cuda.Stream()
         self.flags = cuda_driver.Block(8)
         self.flags.tensor(torch.int32, (2,)).zero_()
-        # Written only by the judge: the worker cannot start a window early.
-        self._launched = torch.zeros(1, dtype=torch.int32, device="cuda")
         torch.cuda.synchronize()
         props = torch.cuda.get_device_properties(0)
         l2_bytes = getattr(props, "L2_cache_size", 0) or (50 << 20)
@@ -106,10 +104,15 @@ class CrossTimer:
         gate = self.calls
         e_pre, e_t0, e_t1, e_copy0, e_copy1 = self._events[:5]
         go, done = self.flags.ptr, self.flags.ptr + 4
-        launched = self._launched.data_ptr()
         self.persisting_l2.reset()
+        send(gate)
+        # Nothing of the window is queued until the worker has launched its calls: a wait queued on
+        # the GPU ahead of the judge's own launches could deadlock with the driver's lazy loading of
+        # a kernel, which waits for the whole context.
+        ready(LAUNCH_WAIT_S)
         with torch.cuda.stream(self.stream):
-            cuda_driver.wait_value(self.stream, launched, gate)
+            # The inputs just drawn on the default stream are complete before they are copied.
+            self.stream.wait_stream(torch.cuda.default_stream())
             e_pre.record()
             refill()
             self._flush.zero_()
@@ -117,10 +120,7 @@ class CrossTimer:
             cuda_driver.write_value(self.stream, go, gate)
             cuda_driver.wait_value(self.stream, done, gate)
             e_t1.record()
-        send(gate)
         try:
-            ready(LAUNCH_WAIT_S)
-            cuda_driver.write_value(self.rescue_stream, launched, gate)
             answer = receive()
             views = read(answer) or []
         except BaseException:
@@ -145,9 +145,8 @@ class CrossTimer:
         return raw, answer, copies
 
     def _release(self, done: int, gate: int) -> None:
-        """Write the launched and done words from a stream of the judge's own, so its timing stream
-        never waits for a worker that is gone."""
-        cuda_driver.write_value(self.rescue_stream, self._launched.data_ptr(), gate)
+        """Write the done word from a stream of the judge's own, so its timing stream never waits
+        for a worker that is gone."""
         cuda_driver.write_value(self.rescue_stream, done, gate)
         _wait_stream(self.stream, 30.0)
 
