@@ -9,7 +9,7 @@ import re
 import time
 from pathlib import Path
 
-from . import grading, report
+from . import grading, metrics, report
 from . import problem as problem_mod
 
 
@@ -24,7 +24,7 @@ def _rate(row: dict, compute_bound: bool) -> tuple[str, str]:
 
 
 def _target(p) -> str:
-    target = f"{p.solution_target:.0%} of copy" if p.speed_scale.metric == "copy_fraction" else f"{p.solution_target:.2f}x"
+    target = p.speed_scale.metric.level(p.solution_target)
     if p.solution_library_ratio is not None:
         target += f", {p.solution_library_ratio:.2f}x library (level within {problem_mod.LEVEL_BAND:.0%})"
     return target
@@ -46,7 +46,7 @@ def _markdown(act: str, rows: list[dict], meta: dict) -> str:
         if not r.get("speed"):
             lines.append(f"| `{p.name}` | | | | | {p.library_name} | | | | {_target(p)} | {r['status']}: {r.get('message', '')} |")
             continue
-        compute_bound = p.speed_scale.metric == "library_ratio" and p.flops(p.bench_sizes[0]) / max(p.bytes_moved(p.bench_sizes[0]), 1) > 10
+        compute_bound = p.speed_scale.metric is metrics.LIBRARY_RATIO and p.flops(p.bench_sizes[0]) / max(p.bytes_moved(p.bench_sizes[0]), 1) > 10
         for s in r["speed"]:
             rate, fraction = _rate(s, compute_bound)
             missed = p.solution_shortfalls(s)

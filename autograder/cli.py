@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import grading, report, source, verdict
+from . import grading, metrics, report, source, verdict
 from . import problem as problem_mod
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -116,7 +116,7 @@ def grade(args) -> int:
         metric = r.get("speed_metric")
         speed = ""
         if metric:
-            speed = f"{metric['value']:.0%} of copy bandwidth" if metric["name"] == "copy_fraction" else f"{metric['value']:.2f}x library"
+            speed = metrics.named(metric["name"]).shown(metric["value"])
         elif r.get("speed_note"):
             speed = r["speed_note"]
         print(f"{r['notebook'][-44:]:<44} {str(r.get('problem')):<20} {r['status']:<14} {r.get('points', 0):>5.2f} / {r.get('max_points', 0):<3g}  {speed}")

@@ -10,7 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
+
+from .metrics import SpeedMetric
 
 LANGUAGES = ("triton", "cupy", "python")
 # "At least as fast as the library" (solution_library_ratio) tolerates a tie within this band: two
@@ -24,11 +26,11 @@ LEVEL_BAND = 0.02
 class LinearScale:
     """Speed points grow linearly from 0 at ``zero_at`` to full at ``full_at``.
 
-    ``metric`` names what is scaled: ``"copy_fraction"`` (achieved bandwidth over this GPU's measured
-    copy bandwidth) or ``"library_ratio"`` (library time over the learner's time).
+    ``metric`` is what is scaled (autograder.metrics: the fraction of copy bandwidth, the ratio to the
+    library, the fraction of the roofline).
     """
 
-    metric: str
+    metric: SpeedMetric
     zero_at: float
     full_at: float
 
@@ -38,10 +40,10 @@ class LinearScale:
         return min(1.0, max(0.0, (value - self.zero_at) / (self.full_at - self.zero_at)))
 
     def describe(self) -> str:
-        unit = "of copy bandwidth" if self.metric == "copy_fraction" else "x the library"
-        if self.metric == "copy_fraction":
-            return f"0 points at {self.zero_at:.0%} {unit}, full at {self.full_at:.0%}"
-        return f"0 points at {self.zero_at:.2f}{unit}, full at {self.full_at:.2f}{unit}"
+        m = self.metric
+        if m.fraction:
+            return f"0 points at {m.level(self.zero_at)} {m.unit}, full at {m.level(self.full_at)}"
+        return f"0 points at {m.level(self.zero_at)} the library, full at {m.level(self.full_at)} the library"
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,8 @@ class Problem:
     notes: dict = field(default_factory=dict)
     baseline: Callable[[Any], Baseline] | None = None
 
+    kind: ClassVar[str] = "kernel"
+
     def __post_init__(self) -> None:
         if self.language not in LANGUAGES:
             raise ValueError(f"{self.name}: language must be one of {LANGUAGES}")
@@ -131,11 +135,9 @@ class Problem:
         """What a benchmark row of the reference solution misses of its targets (empty: all met)."""
         missed = []
         metric = self.speed_scale.metric
-        value = float(row.get("copy_fraction" if metric == "copy_fraction" else "ratio", 0.0))
+        value = metric.of(row)
         if value < self.solution_target:
-            shown = f"{value:.1%} of copy bandwidth" if metric == "copy_fraction" else f"{value:.2f}x {self.library_name}"
-            wanted = f"{self.solution_target:.0%}" if metric == "copy_fraction" else f"{self.solution_target:.2f}x"
-            missed.append(f"{shown}, target {wanted}")
+            missed.append(f"{metric.shown(value, self.library_name, digits=1)}, target {metric.level(self.solution_target)}")
         level = None if self.solution_library_ratio is None else self.solution_library_ratio * (1.0 - LEVEL_BAND)
         if level is not None and row.get("ratio", 0.0) < level:
             missed.append(f"{row.get('ratio', 0.0):.2f}x {self.library_name}, target {self.solution_library_ratio:.2f}x (level within {LEVEL_BAND:.0%})")
@@ -226,6 +228,7 @@ class ExactProblem:
     language: str = "python"
     speed_points: float = 0.0
     notes: dict = field(default_factory=dict)
+    kind: ClassVar[str] = "exact"
 
     @property
     def max_points(self) -> float:
@@ -235,18 +238,20 @@ class ExactProblem:
     def needs_gpu(self) -> bool:
         return False
 
-    @property
-    def exact(self) -> bool:
-        return True
+
+# Every problem class says which of these it is: a kernel timed against a library ("kernel"), a
+# Python answer checked exactly ("exact"), or one checked against the grader's own measurement
+# on this GPU ("measured", autograder.measured).
+KINDS = ("kernel", "exact", "measured")
 
 
 def is_exact(problem) -> bool:
-    return getattr(problem, "exact", False)
+    return problem.kind == "exact"
 
 
 def is_measured(problem) -> bool:
     """Graded against the grader's own measurement on this GPU (autograder.measured)."""
-    return getattr(problem, "measured", False)
+    return problem.kind == "measured"
 
 
 def has_speed_grade(problem) -> bool:

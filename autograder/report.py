@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 
+from . import metrics
 from . import problem as problem_mod
 
 
@@ -114,11 +115,11 @@ def _speed_lines(problem, result: dict, speed: list, scale) -> list[str]:
     headline = ""
     if metric:
         value = metric["value"]
-        headline = f"{value:.0%} of copy bandwidth" if metric["name"] == "copy_fraction" else f"{value:.2f}x {library_label(problem, result)}"
+        headline = metrics.named(metric["name"]).shown(value, library_label(problem, result))
     lines = [f"Speed ({result.get('speed_points', 0):g} / {problem.speed_points:g}): {headline} ({scale.describe()})"]
     ceilings = result.get("ceilings", {})
     copy = ceilings.get("copy", {}).get("bytes_per_s")
-    compute_bound = problem.speed_scale.metric == "library_ratio" and speed[0].get("intensity", 0) * (copy or 0) > speed[0].get("peak_flop_per_s", float("inf")) * 0.5
+    compute_bound = problem.speed_scale.metric is metrics.LIBRARY_RATIO and speed[0].get("intensity", 0) * (copy or 0) > speed[0].get("peak_flop_per_s", float("inf")) * 0.5
     if copy:
         lines.append(f"  this GPU's measured copy bandwidth: {_fmt_bw(copy)}")
     if compute_bound and speed[0].get("peak_flop_per_s"):

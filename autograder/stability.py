@@ -66,7 +66,7 @@ def _metric_name(name: str) -> str:
         metric = problem_mod.get(name).speed_scale.metric
     except KeyError:
         return "speed metric"
-    return "of copy bandwidth" if metric == "copy_fraction" else "x the library"
+    return metric.unit
 
 
 def _ratio(value: float) -> str:

@@ -114,10 +114,9 @@ def score(problem, result: dict, device: str) -> dict:
             elif not (result.get("baseline") or {}).get("graded", True):
                 result["speed_note"] = result["baseline"].get("note") or "the library baseline that ran here is not the one the targets were set against"
             else:
-                metric_name = problem.speed_scale.metric
-                per_size = [r["copy_fraction"] if metric_name == "copy_fraction" else r["ratio"] for r in result["speed"]]
-                metric = _geomean(per_size)
-                result["speed_metric"] = {"name": metric_name, "value": metric}
+                scale = problem.speed_scale
+                metric = _geomean([scale.metric.of(r) for r in result["speed"]])
+                result["speed_metric"] = {"name": scale.metric.name, "value": metric}
                 speed_points = problem.speed_points * problem.speed_scale.fraction(metric)
     elif result["status"] == "NEEDS GPU":
         result["speed_note"] = "needs a GPU"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder import checking, exact, grading
+from autograder import checking, exact, grading, metrics
 from autograder import problem as problem_mod
 from autograder.problems import act1
 
@@ -136,7 +136,7 @@ def test_the_library_passes_every_test_size(name):
 @pytest.mark.parametrize("name", CUPY)
 def test_targets_and_scales(name):
     p = problem_mod.get(name)
-    assert p.speed_scale.metric == "copy_fraction"
+    assert p.speed_scale.metric is metrics.COPY_FRACTION
     assert (p.speed_scale.zero_at, p.speed_scale.full_at) == (0.30, 0.70)
     assert p.solution_target == 0.85
     assert p.solution_library_ratio == (1.0 if name == "act1.reduction" else None)

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import torch
 
-from autograder import checking, grading
+from autograder import checking, grading, metrics
 from autograder import problem as problem_mod
 from autograder.problems import act4_sgemm
 
@@ -54,7 +54,7 @@ def test_six_steps_are_registered_in_order_and_name_their_notebooks():
         assert (ROOT / "solutions" / f"{p.notebook}.ipynb").exists()
         assert (ROOT / "exercises" / f"{p.notebook}.ipynb").exists()
         assert p.compute_dtype == "float32" and p.out_dtype == "float32"
-        assert p.speed_scale.metric == "library_ratio"
+        assert p.speed_scale.metric is metrics.LIBRARY_RATIO
 
 
 def test_speed_marks_grow_along_the_path():

@@ -9,6 +9,7 @@ import torch
 
 from autograder import benchmark, grading, honesty, report, verdict
 from autograder import problem as problem_mod
+from autograder.metrics import LIBRARY_RATIO
 from autograder.problem import LinearScale, Problem
 
 CEILINGS = {
@@ -37,7 +38,7 @@ def _matmul_problem() -> Problem:
         flops=lambda s: 2.0 * s[0] * s[1] * s[2],
         test_sizes=((127, 129, 131, "bfloat16"),),
         bench_sizes=((4096, 4096, 4096, "bfloat16"), (8192, 8192, 8192, "bfloat16")),
-        speed_scale=LinearScale(metric="library_ratio", zero_at=0.3, full_at=0.8),
+        speed_scale=LinearScale(metric=LIBRARY_RATIO, zero_at=0.3, full_at=0.8),
         compute_dtype="bfloat16",
         solution_target=0.95,
         extra_libraries=(("other library", lambda a, b: a @ b),),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import torch
 
+from ..metrics import COPY_FRACTION
 from ..problem import LinearScale, Problem, register
 
 # 1 and the neighbours of powers of two catch missing tail masks and off-by-one grids.
@@ -20,7 +21,7 @@ BENCH_SIZES = (1 << 25, 1 << 27)
 
 # The reference solutions must reach 90% of copy bandwidth; learners get full speed marks at 75%.
 SOLUTION_TARGET = 0.90
-COPY_BANDWIDTH_SCALE = LinearScale(metric="copy_fraction", zero_at=0.30, full_at=0.75)
+COPY_BANDWIDTH_SCALE = LinearScale(metric=COPY_FRACTION, zero_at=0.30, full_at=0.75)
 
 
 def _two_vectors(n: int, seed: int, device: str) -> tuple[torch.Tensor, torch.Tensor]:

@@ -12,11 +12,12 @@ import random
 
 import torch
 
+from ..metrics import COPY_FRACTION
 from ..problem import ExactProblem, LinearScale, Problem, register
 
 # Memory-bound kernels of Act 1: 0 points at 30% of copy bandwidth, full marks at 70%; the reference
 # solutions must reach 85% on an H100/H200.
-COPY_FRACTION_SCALE = LinearScale(metric="copy_fraction", zero_at=0.30, full_at=0.70)
+COPY_FRACTION_SCALE = LinearScale(metric=COPY_FRACTION, zero_at=0.30, full_at=0.70)
 SOLUTION_TARGET = 0.85
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import torch
 
+from ..metrics import LIBRARY_RATIO
 from ..problem import LinearScale, Problem, register
 from .baselines import ieee_fp32_matmul
 
@@ -89,12 +90,12 @@ def sgemm_flops(size) -> float:
 # there, 60% on the A6000), so the early ratios shrink by about a quarter; full marks sit below
 # what each step's reference solution reaches, and tests/gpu/tune_act4_sgemm.py measures both.
 STEPS = (
-    ("naive", "SGEMM step 1: naive", SMALL_BENCH, LinearScale("library_ratio", 0.0015, 0.006), 0.006),
-    ("coalesced", "SGEMM step 2: global-memory coalescing", MEDIUM_BENCH, LinearScale("library_ratio", 0.01, 0.04), 0.04),
-    ("smem", "SGEMM step 3: shared-memory cache blocking", MEDIUM_BENCH, LinearScale("library_ratio", 0.02, 0.07), 0.07),
-    ("1d_tiling", "SGEMM step 4: 1-D block tiling", MEDIUM_BENCH, LinearScale("library_ratio", 0.05, 0.20), 0.20),
-    ("2d_tiling", "SGEMM step 5: 2-D block tiling", LARGE_BENCH, LinearScale("library_ratio", 0.10, 0.40), 0.40),
-    ("vectorized", "SGEMM step 6: vectorised memory access", LARGE_BENCH, LinearScale("library_ratio", 0.15, 0.55), FINAL_SOLUTION_TARGET),
+    ("naive", "SGEMM step 1: naive", SMALL_BENCH, LinearScale(LIBRARY_RATIO, 0.0015, 0.006), 0.006),
+    ("coalesced", "SGEMM step 2: global-memory coalescing", MEDIUM_BENCH, LinearScale(LIBRARY_RATIO, 0.01, 0.04), 0.04),
+    ("smem", "SGEMM step 3: shared-memory cache blocking", MEDIUM_BENCH, LinearScale(LIBRARY_RATIO, 0.02, 0.07), 0.07),
+    ("1d_tiling", "SGEMM step 4: 1-D block tiling", MEDIUM_BENCH, LinearScale(LIBRARY_RATIO, 0.05, 0.20), 0.20),
+    ("2d_tiling", "SGEMM step 5: 2-D block tiling", LARGE_BENCH, LinearScale(LIBRARY_RATIO, 0.10, 0.40), 0.40),
+    ("vectorized", "SGEMM step 6: vectorised memory access", LARGE_BENCH, LinearScale(LIBRARY_RATIO, 0.15, 0.55), FINAL_SOLUTION_TARGET),
 )
 
 PROBLEMS = {}

@@ -18,6 +18,7 @@ import math
 import torch
 
 from ..interpreter import patch_bf16_dot
+from ..metrics import COPY_FRACTION, LIBRARY_RATIO
 from ..problem import Baseline, LinearScale, Problem, register
 from . import baselines
 
@@ -73,7 +74,7 @@ softmax = register(
         test_sizes=SOFTMAX_TEST_SIZES,
         cpu_test_sizes=SOFTMAX_CPU_TEST_SIZES,
         bench_sizes=SOFTMAX_BENCH_SIZES,
-        speed_scale=LinearScale(metric="copy_fraction", zero_at=0.30, full_at=0.75),
+        speed_scale=LinearScale(metric=COPY_FRACTION, zero_at=0.30, full_at=0.75),
         solution_target=0.90,
         describe_size=lambda size: f"{size[0]}x{size[1]}",
     )
@@ -145,7 +146,7 @@ for _dtype, _suffix, _title in ((torch.bfloat16, "bf16", "bfloat16"), (torch.flo
             test_sizes=MATMUL_TEST_SIZES,
             cpu_test_sizes=MATMUL_CPU_TEST_SIZES,
             bench_sizes=MATMUL_BENCH_SIZES,
-            speed_scale=LinearScale(metric="library_ratio", zero_at=0.30, full_at=0.80),
+            speed_scale=LinearScale(metric=LIBRARY_RATIO, zero_at=0.30, full_at=0.80),
             solution_target=0.95,
             compute_dtype=_title,
             out_dtype=_title,
@@ -215,7 +216,7 @@ ATTENTION_HEAD_DIMS = (64, 128)
 # The targets are ratios to SDPA's flash backend (FlashAttention-2), measured against it on an H100
 # and an H200; the backends after it are what SDPA runs where flash does not (a T4, a build without it).
 ATTENTION_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH")
-ATTENTION_SPEED_SCALE = LinearScale(metric="library_ratio", zero_at=0.20, full_at=0.70)
+ATTENTION_SPEED_SCALE = LinearScale(metric=LIBRARY_RATIO, zero_at=0.20, full_at=0.70)
 
 
 def attention_baseline(device) -> Baseline:
