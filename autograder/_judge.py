@@ -24,7 +24,7 @@ from . import osguard
 
 HELPER_MODULE = '''
 import torch
-from autograder import problem as _registry
+from autograder import registry as _registry
 
 _problem = _registry.get({name!r})
 _names = {names!r}
@@ -94,9 +94,9 @@ class Grading:
             self.helper = self._configure(workers.helper, self._write_helper(), "library_entry", "python")
         elif workers.helper is not None:
             workers.helper.end(spare=(workers.learner.process.pid,))
-        from . import problem as problem_mod
+        from . import registry
 
-        self.problem = problem_mod.get(job["problem"])
+        self.problem = registry.get(job["problem"])
         if self.helper is not None:
             with open(self.helper.setup["module"], "w", encoding="utf-8") as f:
                 f.write(HELPER_MODULE.format(name=self.problem.name, names=self._argument_names()))
@@ -331,7 +331,7 @@ def _prepare_judge(device: str) -> None:
     """This process's own imports and CUDA context, ahead of the job when the judge was started ahead."""
     import torch
 
-    from . import problem  # noqa: F401  (the registry: every problem module)
+    from . import problems  # noqa: F401  (every act's problem definitions)
 
     if device == "cuda":
         torch.cuda.init()

@@ -134,9 +134,9 @@ class Worker:
         if self.setup["role"] == "learner":
             if self.setup.get("kind") == "measured":
                 # The operations to measure are the grader's, built before its modules are refused.
-                from . import problem as problem_mod
+                from . import registry
 
-                self.ops = problem_mod.get(self.setup["problem"]).make_ops(self.device)
+                self.ops = registry.get(self.setup["problem"]).make_ops(self.device)
             _refuse_grader_imports()
             facts["ptrace_dropped"] = osguard.drop_ptrace()
             facts["sandbox"] = osguard.confine(self.setup["writable"])

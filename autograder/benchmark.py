@@ -9,7 +9,7 @@ import re
 import time
 from pathlib import Path
 
-from . import grading, metrics, report
+from . import grading, metrics, notebooks, registry, report
 from . import problem as problem_mod
 
 
@@ -42,7 +42,7 @@ def _markdown(act: str, rows: list[dict], meta: dict) -> str:
     for r in rows:
         if not r["problem"].startswith(act + "."):
             continue
-        p = problem_mod.get(r["problem"])
+        p = registry.get(r["problem"])
         if not r.get("speed"):
             lines.append(f"| `{p.name}` | | | | | {p.library_name} | | | | {_target(p)} | {r['status']}: {r.get('message', '')} |")
             continue
@@ -62,9 +62,7 @@ def _markdown(act: str, rows: list[dict], meta: dict) -> str:
 def _graded(solutions: Path, recorded: Path | None):
     """(problem, result) for every exercise with a speed grade: read from the results the solution
     notebooks' graded cells recorded (``recorded``), or graded here from the notebooks."""
-    from .cli import grade_notebook
-
-    for p in problem_mod.all_problems():
+    for p in registry.all_problems():
         notebook = solutions / f"{p.notebook}.ipynb"
         if not problem_mod.has_speed_grade(p) or not notebook.exists():
             continue
@@ -75,7 +73,7 @@ def _graded(solutions: Path, recorded: Path | None):
             else:
                 yield p, {"problem": p.name, "status": "ERROR", "message": f"no graded result was recorded in {recorded}", "speed": []}
             continue
-        for result in grade_notebook(notebook, "cuda", speed=True):
+        for result in notebooks.grade_notebook(notebook, "cuda", speed=True):
             if result["problem"] == p.name:
                 yield p, result
 
@@ -112,7 +110,7 @@ def run(solutions: Path, out: Path, recorded: Path | None = None) -> int:
         (out / f"{act}.md").write_text(_markdown(act, rows, meta))
     failures = []
     for r in rows:
-        p = problem_mod.get(r["problem"])
+        p = registry.get(r["problem"])
         if r["status"] != "PASS" or r.get("points") != p.max_points:
             failures.append(f"{p.name}: {r['status']} {r.get('points')} / {p.max_points}")
         for s in r.get("speed", []):

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import grading, metrics, report, source, verdict
+from . import grading, metrics, notebooks, registry, report
 from . import problem as problem_mod
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -47,7 +47,7 @@ def doctor(args) -> int:
     else:
         print("  GPU       none found: Triton exercises run under the Triton interpreter (TRITON_INTERPRET=1)")
     print("Exercises and how they are graded here:")
-    problems = problem_mod.all_problems()
+    problems = registry.all_problems()
     width = max(len(p.name) for p in problems)
     for p in problems:
         if problem_mod.is_exact(p):
@@ -64,49 +64,17 @@ def doctor(args) -> int:
     return 0
 
 
-def _notebooks(path: Path) -> list[Path]:
+def _notebook_paths(path: Path) -> list[Path]:
     if path.is_dir():
         return sorted(p for p in path.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
     return [path]
 
 
-def grade_exercise(problem, cells: list[str], entry: str, device: str, speed: bool) -> dict:
-    """Grade ``entry`` from the learner's code cells for one exercise, in fresh processes: the grading
-    that `grade`, `validate` and nbgrader's preprocessor (autograder.nbgrader_plugin) share."""
-    if problem.needs_gpu and device != "cuda":
-        return verdict.score(problem, verdict.needs_gpu_result(problem), device)
-    try:
-        code = source.extract(cells, entry)
-    except source.SourceError as exc:
-        return verdict.score(problem, {"problem": problem.name, "status": "ERROR", "message": str(exc)}, device)
-    return grading.grade_source(problem, code, entry, device, speed)
-
-
-def grade_notebook(path: Path, device: str, speed: bool) -> list[dict]:
-    problems = problem_mod.for_notebook(str(path))
-    if not problems:
-        return [{"notebook": str(path), "problem": None, "status": "ERROR", "points": 0.0, "max_points": 0.0,
-                 "message": "no exercise of the course is graded in this notebook (its name and folder must match one, e.g. act0-start/vector_add.ipynb)"}]
-    results = []
-    try:
-        cells = source.notebook_cells(str(path))
-    except source.SourceError as exc:
-        cells, error = None, str(exc)
-    for p in problems:
-        if cells is None:
-            result = verdict.score(p, {"problem": p.name, "status": "ERROR", "message": error}, device)
-        else:
-            result = grade_exercise(p, cells, p.function, device, speed)
-        result["notebook"] = str(path)
-        results.append(result)
-    return results
-
-
 def grade(args) -> int:
     device = grading.pick_device()
     results = []
-    for nb in _notebooks(Path(args.path)):
-        for result in grade_notebook(nb, device, not args.no_speed):
+    for nb in _notebook_paths(Path(args.path)):
+        for result in notebooks.grade_notebook(nb, device, not args.no_speed):
             results.append(result)
             if result.get("problem") and args.verbose:
                 print(report.text(result))
@@ -137,7 +105,7 @@ def validate(args) -> int:
     """Grade every exercise from the notebook's source in fresh processes (nothing the notebook's
     kernel did counts) and say Success only when each one earns every point gradable here."""
     device = grading.pick_device()
-    results = [r for nb in _notebooks(Path(args.path)) for r in grade_notebook(nb, device, speed=True)]
+    results = [r for nb in _notebook_paths(Path(args.path)) for r in notebooks.grade_notebook(nb, device, speed=True)]
     if not results:
         print(f"VALIDATION FAILED: no notebook found at {args.path}")
         return 1

@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable
 
 from . import problem as problem_mod
-from . import sandbox, source, verdict
+from . import registry, sandbox, source, verdict
 
 
 def pick_device() -> str:
@@ -56,7 +56,7 @@ def grade_source(problem, code: str, entry: str, device: str | None = None, spee
 
 
 def grade_function(problem_name: str, fn: Callable, device: str | None = None, speed: bool = True) -> dict:
-    problem = problem_mod.get(problem_name)
+    problem = registry.get(problem_name)
     device = device or pick_device()
     if problem.needs_gpu and device != "cuda":
         return verdict.score(problem, verdict.needs_gpu_result(problem), device)

@@ -26,9 +26,8 @@ from nbgrader import utils
 from nbgrader.converters import Autograde
 from nbgrader.preprocessors import NbGraderPreprocessor, SaveAutoGrades
 
-from . import grading, report, source, verdict
-from . import problem as problem_mod
-from .cli import grade_exercise
+from . import grading, registry, report, source, verdict
+from .notebooks import grade_exercise
 
 PARTS = {"grade": ("all", "points"), "grade_correctness": ("correctness", "correctness_points"), "grade_speed": ("speed", "speed_points")}
 HEADING = "Graded by the instructor's grader from this notebook's source, in a fresh process; nothing run in the notebook's kernel counts."
@@ -99,7 +98,7 @@ def _roofline(result: dict, call: GradedCall, log) -> bytes | None:
 
 def _grade(call: GradedCall, cells: list[str], device: str, log) -> dict | None:
     try:
-        problem = problem_mod.get(call.problem)
+        problem = registry.get(call.problem)
     except KeyError:
         return None
     try:
@@ -140,7 +139,7 @@ class FreshGrades(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         meta = resources["nbgrader"]
-        course_notebook = bool(problem_mod.for_notebook(f"{meta['assignment']}/{meta['notebook']}.ipynb"))
+        course_notebook = bool(registry.for_notebook(f"{meta['assignment']}/{meta['notebook']}.ipynb"))
         regrade(nb, self.log, course_notebook)
         return nb, resources
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from . import metrics
+from . import metrics, registry
 from . import problem as problem_mod
 
 
@@ -29,7 +29,7 @@ def library_label(problem, result: dict) -> str:
 
 def text(result: dict, part: str = "all") -> str:
     """The report of one exercise; ``part`` is "correctness", "speed" or "all"."""
-    problem = problem_mod.get(result["problem"])
+    problem = registry.get(result["problem"])
     earned, out_of = {
         "all": (result.get("points", 0), problem.max_points),
         "correctness": (result.get("correctness_points", 0), problem.correctness_points),
@@ -162,7 +162,7 @@ def roofline_png(result: dict) -> bytes | None:
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    problem = problem_mod.get(result["problem"])
+    problem = registry.get(result["problem"])
     copy_bw = ceilings["copy"]["bytes_per_s"]
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
     library = library_label(problem, result)

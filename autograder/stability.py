@@ -13,7 +13,7 @@ import json
 import statistics
 from pathlib import Path
 
-from . import problem as problem_mod
+from . import registry
 
 
 def summarise(runs: dict[str, list[dict]]) -> dict[str, dict]:
@@ -63,7 +63,7 @@ def merge(paths: list[Path]) -> dict:
 
 def _metric_name(name: str) -> str:
     try:
-        metric = problem_mod.get(name).speed_scale.metric
+        metric = registry.get(name).speed_scale.metric
     except KeyError:
         return "speed metric"
     return metric.unit

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from . import problem as problem_mod
+from . import registry
 
 
 def _geomean(values: list[float]) -> float:
@@ -144,4 +145,4 @@ def finish(job: dict, result: dict) -> dict:
     from .session import read_log
 
     result["output"] = read_log(os.path.join(job["workdir"], "learner", "output.log"))
-    return score(problem_mod.get(job["problem"]), result, job["device"])
+    return score(registry.get(job["problem"]), result, job["device"])

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder import checking, exact, grading, metrics
-from autograder import problem as problem_mod
+from autograder import checking, exact, grading, metrics, registry
 from autograder.problems import act1
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,7 +65,7 @@ def _solution_code(notebook: str) -> str:
 
 @pytest.mark.parametrize("name", EXACT)
 def test_the_solution_notebook_earns_full_marks_on_cpu(name):
-    problem = problem_mod.get(name)
+    problem = registry.get(name)
     result = grading.grade_source(problem, _solution_code("gpu_generations.ipynb"), problem.function, device="cpu")
     assert result["status"] == "PASS", result
     assert result["points"] == problem.max_points
@@ -74,7 +73,7 @@ def test_the_solution_notebook_earns_full_marks_on_cpu(name):
 
 @pytest.mark.parametrize("name", EXACT)
 def test_common_mistakes_fail(name):
-    problem = problem_mod.get(name)
+    problem = registry.get(name)
     # Bandwidth in bits per second (forgetting the / 8), and the clock taken as Hz instead of GHz.
 
     def bits(**spec):
@@ -98,7 +97,7 @@ def test_common_mistakes_fail(name):
 
 
 def test_time_bounds_checks_the_bound_not_only_the_seconds():
-    problem = problem_mod.get("act1.time_bounds")
+    problem = registry.get("act1.time_bounds")
 
     def always_memory(flops, bytes_moved, dtype, gpus):
         return {name: {**v, "bound": "memory"} for name, v in act1.time_bounds(flops, bytes_moved, dtype, gpus).items()}
@@ -112,7 +111,7 @@ def test_time_bounds_checks_the_bound_not_only_the_seconds():
 
 def _as_torch(name):
     """The same problem with torch in and out, so its checks run without CuPy or a GPU."""
-    return dataclasses.replace(problem_mod.get(name), language="python")
+    return dataclasses.replace(registry.get(name), language="python")
 
 
 def _check(p, fn, size, seed=11):
@@ -121,7 +120,7 @@ def _check(p, fn, size, seed=11):
 
 @pytest.mark.parametrize("name", CUPY)
 def test_cupy_exercises_say_they_need_a_gpu(name):
-    problem = problem_mod.get(name)
+    problem = registry.get(name)
     result = grading.grade_source(problem, f"def {problem.function}(*args):\n    return args[0]\n", problem.function, device="cpu")
     assert result["status"] == "NEEDS GPU" and result["points"] == 0
 
@@ -135,7 +134,7 @@ def test_the_library_passes_every_test_size(name):
 
 @pytest.mark.parametrize("name", CUPY)
 def test_targets_and_scales(name):
-    p = problem_mod.get(name)
+    p = registry.get(name)
     assert p.speed_scale.metric is metrics.COPY_FRACTION
     assert (p.speed_scale.zero_at, p.speed_scale.full_at) == (0.30, 0.70)
     assert p.solution_target == 0.85
@@ -271,7 +270,7 @@ def test_reduction_returns_a_scalar():
 
 def test_bench_sizes_are_far_beyond_l2_and_fit_a_t4():
     for name in CUPY:
-        p = problem_mod.get(name)
+        p = registry.get(name)
         for size in p.bench_sizes:
             assert 256e6 <= p.bytes_moved(size) <= 8e9, (name, size)
 

@@ -19,8 +19,7 @@ import numpy as np
 import pytest
 import torch
 
-from autograder import checking, grading, metrics
-from autograder import problem as problem_mod
+from autograder import checking, grading, metrics, registry
 from autograder.problems import act4_sgemm
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,10 +44,10 @@ def _cuda_source(step: str) -> str:
 
 
 def test_six_steps_are_registered_in_order_and_name_their_notebooks():
-    names = [p.name for p in problem_mod.all_problems() if p.name.startswith("act4.sgemm_")]
+    names = [p.name for p in registry.all_problems() if p.name.startswith("act4.sgemm_")]
     assert sorted(names) == sorted(f"act4.sgemm_{s}" for s in STEPS)
     for step in STEPS:
-        p = problem_mod.get(f"act4.sgemm_{step}")
+        p = registry.get(f"act4.sgemm_{step}")
         assert p.language == "cupy" and p.needs_gpu
         assert p.notebook == f"act4-kernels/sgemm_{step}" and p.function == f"sgemm_{step}"
         assert (ROOT / "solutions" / f"{p.notebook}.ipynb").exists()
@@ -58,7 +57,7 @@ def test_six_steps_are_registered_in_order_and_name_their_notebooks():
 
 
 def test_speed_marks_grow_along_the_path():
-    problems = [problem_mod.get(f"act4.sgemm_{s}") for s in STEPS]
+    problems = [registry.get(f"act4.sgemm_{s}") for s in STEPS]
     for earlier, later in zip(problems[:-1], problems[1:], strict=True):
         assert later.speed_scale.zero_at > earlier.speed_scale.zero_at
         assert later.speed_scale.full_at > earlier.speed_scale.full_at
@@ -72,7 +71,7 @@ def test_speed_marks_grow_along_the_path():
 
 def test_sizes_flops_and_bytes():
     for step in STEPS:
-        p = problem_mod.get(f"act4.sgemm_{step}")
+        p = registry.get(f"act4.sgemm_{step}")
         assert all(len(s) == 3 for s in (*p.test_sizes, *p.bench_sizes))
         assert p.flops((3, 5, 7)) == 2 * 3 * 5 * 7
         assert p.bytes_moved((3, 5, 7)) == (3 * 7 + 7 * 5 + 3 * 5) * 4
@@ -91,7 +90,7 @@ def test_sizes_flops_and_bytes():
 
 
 def test_inputs_reference_and_library():
-    p = problem_mod.get("act4.sgemm_vectorized")
+    p = registry.get("act4.sgemm_vectorized")
     inputs = p.make_inputs((5, 7, 3), 11, "cpu")
     assert list(inputs) == ["A", "B"]
     assert inputs["A"].shape == (5, 3) and inputs["B"].shape == (3, 7)
@@ -148,7 +147,7 @@ def test_tolerance_separates_float32_orders_from_half_precision_inputs():
 def test_library_passes_and_wrong_answers_fail_at_every_test_size():
     """The problem's own proof, with (M, N, K) sizes: cuBLAS's stand-in (torch on the CPU) passes;
     zeros, a constant, the input A itself and another seed's product all fail."""
-    p = dataclasses.replace(problem_mod.get("act4.sgemm_vectorized"), language="python")
+    p = dataclasses.replace(registry.get("act4.sgemm_vectorized"), language="python")
 
     def other_seed(A, B):
         other = p.make_inputs((A.shape[0], B.shape[1], A.shape[1]), 987654321, "cpu")
@@ -169,7 +168,7 @@ def test_library_passes_and_wrong_answers_fail_at_every_test_size():
 
 @pytest.mark.parametrize("step", STEPS)
 def test_needs_a_gpu_on_a_cpu(step):
-    p = problem_mod.get(f"act4.sgemm_{step}")
+    p = registry.get(f"act4.sgemm_{step}")
     result = grading.grade_source(p, _solution_code(step), p.function, device="cpu")
     assert result["status"] == "NEEDS GPU"
     assert "need an NVIDIA GPU" in result["message"]

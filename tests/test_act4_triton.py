@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import grading
-from autograder import problem as problem_mod
+from autograder import grading, registry
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions" / "act4-kernels"
@@ -27,7 +26,7 @@ def _solution_source(notebook: str) -> str:
 
 
 def _grade(problem: str, code: str, entry: str) -> dict:
-    return grading.grade_source(problem_mod.get(problem), code, entry, device="cpu")
+    return grading.grade_source(registry.get(problem), code, entry, device="cpu")
 
 
 def _replace(code: str, old: str, new: str) -> str:
@@ -53,18 +52,18 @@ def _interpreter(monkeypatch):
 def test_reference_solution_passes_on_cpu(problem, notebook, entry):
     result = _grade(problem, _solution_source(notebook), entry)
     assert result["status"] == "PASS", f"{result['status']}: {result.get('message')}\n{result.get('traceback', '')}"
-    assert result["points"] == problem_mod.get(problem).correctness_points
+    assert result["points"] == registry.get(problem).correctness_points
     assert "needs a GPU" in result["speed_note"]
 
 
 def test_problem_definitions_are_consistent():
     for name in ("act4.softmax", "act4.matmul_bf16", "act4.matmul_fp16", "act4.flash_attention"):
-        p = problem_mod.get(name)
+        p = registry.get(name)
         assert p.notebook.startswith("act4-kernels/")
         assert p.cpu_test_sizes and all(p.size_label(s) for s in p.cpu_test_sizes)
-    assert problem_mod.get("act4.matmul_bf16").out_dtype == "bfloat16"
-    assert problem_mod.get("act4.matmul_fp16").compute_dtype == "float16"
-    fa = problem_mod.get("act4.flash_attention")
+    assert registry.get("act4.matmul_bf16").out_dtype == "bfloat16"
+    assert registry.get("act4.matmul_fp16").compute_dtype == "float16"
+    fa = registry.get("act4.flash_attention")
     assert fa.flops((1, 1, 128, 64, True)) == fa.flops((1, 1, 128, 64, False)) / 2
     # Sequence lengths that no block size divides are tested, both head dims, both masks.
     assert {s[2] for s in fa.test_sizes} >= {1, 17, 127, 129, 1000}

@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from autograder import problem as problem_mod
-from autograder import report, verdict
+from autograder import registry, report, verdict
 from autograder.problems import act4_triton, baselines
 
-ATTENTION = problem_mod.get("act4.flash_attention")
+ATTENTION = registry.get("act4.flash_attention")
 DIMS = act4_triton.ATTENTION_HEAD_DIMS
 
 
@@ -68,7 +68,7 @@ def test_device_spellings_share_one_decision():
 
 
 def test_every_other_problem_keeps_its_one_baseline_everywhere():
-    for problem in problem_mod.all_problems():
+    for problem in registry.all_problems():
         if not problem_mod.has_speed_grade(problem) or problem.baseline is not None:
             continue
         baseline = problem.baseline_for("cpu")

@@ -9,8 +9,7 @@ import math
 import pytest
 import torch
 
-from autograder import canary, checking
-from autograder import problem as problem_mod
+from autograder import canary, checking, registry
 
 
 def _as_torch(problem):
@@ -18,7 +17,7 @@ def _as_torch(problem):
     return dataclasses.replace(problem, language="python")
 
 
-PROBLEMS = [p for p in problem_mod.all_problems() if p.language in ("triton", "cupy")]
+PROBLEMS = [p for p in registry.all_problems() if p.language in ("triton", "cupy")]
 
 
 @pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.name)
@@ -96,7 +95,7 @@ def test_compare_shows_at_most_five():
     assert not ok and len(mismatches) == checking.MISMATCHES_SHOWN
 
 
-VECTOR_ADD = _as_torch(problem_mod.get("act0.vector_add"))
+VECTOR_ADD = _as_torch(registry.get("act0.vector_add"))
 
 
 def _check(fn, size=1025):

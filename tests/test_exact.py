@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from autograder import exact, grading
+from autograder import exact, grading, registry
 from autograder import problem as problem_mod
 from autograder.problems import act2
 
-EXACT = [p for p in problem_mod.all_problems() if problem_mod.is_exact(p)]
+EXACT = [p for p in registry.all_problems() if problem_mod.is_exact(p)]
 
 
 def test_hand_checked_values():
@@ -64,7 +64,7 @@ def test_mismatch_messages_say_where():
     assert exact.mismatch("compute", "memory", 1e-9) == "the answer is 'compute', expected 'memory'"
 
 
-MATMUL = problem_mod.get("act2.matmul_cost")
+MATMUL = registry.get("act2.matmul_cost")
 
 
 def test_a_wrong_submission_fails_in_the_child_with_the_first_difference():

@@ -4,6 +4,7 @@ exercise is timed, or measured against the grader's own timings, must run in the
 from __future__ import annotations
 
 from autograder import problem as problem_mod
+from autograder import registry
 from tests.gpu import test_notebooks_gpu as gpu_notebooks
 
 
@@ -16,13 +17,13 @@ def test_every_solution_notebook_runs_in_exactly_one_step():
 def test_notebooks_that_share_the_gpu_time_nothing():
     assert gpu_notebooks.EXACT_SOLUTIONS, "no solution notebook has only exact answers"
     for path in gpu_notebooks.EXACT_SOLUTIONS:
-        for p in problem_mod.for_notebook(str(path)):
+        for p in registry.for_notebook(str(path)):
             assert not problem_mod.has_speed_grade(p) and not problem_mod.is_measured(p), f"{path.name}: {p.name} is timed"
 
 
 def test_every_timed_exercise_is_in_the_serial_step():
     serial = {str(p) for p in gpu_notebooks.TIMED_SOLUTIONS}
-    for p in problem_mod.all_problems():
+    for p in registry.all_problems():
         if problem_mod.has_speed_grade(p) or problem_mod.is_measured(p):
             assert any(path.endswith(f"{p.notebook}.ipynb") for path in serial), p.name
 

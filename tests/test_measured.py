@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import grading, measured
-from autograder import problem as problem_mod
+from autograder import grading, measured, registry
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "solutions" / "act2-rooflines" / "roofline_model.ipynb"
@@ -39,8 +38,8 @@ def _regime_ops(device):
     ]
 
 
-POINT = dataclasses.replace(problem_mod.get("act2.measure_point"), make_ops=_point_ops)
-REGIME = dataclasses.replace(problem_mod.get("act2.classify_op"), make_ops=_regime_ops)
+POINT = dataclasses.replace(registry.get("act2.measure_point"), make_ops=_point_ops)
+REGIME = dataclasses.replace(registry.get("act2.classify_op"), make_ops=_regime_ops)
 
 
 @pytest.fixture(scope="module")
@@ -109,13 +108,13 @@ def test_an_exception_fails_that_operation_only():
 
 def test_the_real_operations_carry_their_costs_and_doubles():
     for name in ("act2.measure_point", "act2.classify_op"):
-        for op in problem_mod.get(name).make_ops("cpu"):
+        for op in registry.get(name).make_ops("cpu"):
             assert op.flops > 0 and op.bytes_moved > 0 and callable(op.call)
             assert (op.doubled is not None) == (name == "act2.classify_op")
             op.call()
 
 
 def test_on_a_cpu_machine_the_grade_says_it_needs_a_gpu(solution):
-    result = grading.grade_source(problem_mod.get("act2.measure_point"), "def measure_point(op, flops, bytes_moved, peak_flops, bandwidth):\n    return {}\n", "measure_point", device="cpu")
+    result = grading.grade_source(registry.get("act2.measure_point"), "def measure_point(op, flops, bytes_moved, peak_flops, bandwidth):\n    return {}\n", "measure_point", device="cpu")
     assert result["status"] == "NEEDS GPU" and result["points"] == 0
     assert "grader's own measurement" in result["message"]

@@ -1,6 +1,6 @@
 """Speed metrics: which value of a benchmark row each grades, and how it is written."""
 
-from autograder import metrics
+from autograder import metrics, registry
 from autograder import problem as problem_mod
 from autograder.problem import LinearScale
 
@@ -28,7 +28,7 @@ def test_a_scale_describes_its_thresholds_in_its_metric():
 
 
 def test_every_timed_problem_grades_on_a_known_metric_and_every_problem_says_its_kind():
-    for p in problem_mod.all_problems():
+    for p in registry.all_problems():
         assert p.kind in problem_mod.KINDS
         if problem_mod.has_speed_grade(p):
             assert p.speed_scale.metric in metrics.METRICS.values()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import problem as problem_mod
+from autograder import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 NBGRADER = [sys.executable, "-m", "nbgrader"]
@@ -49,7 +49,7 @@ def _cells_gradable_here(nb: dict) -> dict:
             call = GRADED_CALL.search("".join(cell["source"]))
             assert call, f"graded cell {meta['grade_id']} does not call the autograder"
             part, name = call.groups()
-            cpu_gradable = part != "grade_speed" and not problem_mod.get(name).needs_gpu
+            cpu_gradable = part != "grade_speed" and not registry.get(name).needs_gpu
             gradable[meta["grade_id"]] = meta["points"] if cpu_gradable else 0
     return gradable
 

@@ -6,10 +6,9 @@ import copy
 
 import pytest
 
-from autograder import grading, report, verdict
-from autograder import problem as problem_mod
+from autograder import grading, registry, report, verdict
 
-VECTOR_ADD = problem_mod.get("act0.vector_add")
+VECTOR_ADD = registry.get("act0.vector_add")
 COPY_BW = 3.0e12
 
 
@@ -83,7 +82,7 @@ def test_on_cpu_speed_needs_a_gpu():
 
 
 def test_cupy_exercises_say_they_need_a_gpu():
-    saxpy = problem_mod.get("act0.saxpy")
+    saxpy = registry.get("act0.saxpy")
     result = grading.grade_source(saxpy, "def saxpy(a, x, y):\n    return x\n", "saxpy", device="cpu")
     assert result["status"] == "NEEDS GPU" and result["points"] == 0
     assert "GPU" in result["message"]
@@ -106,7 +105,7 @@ def test_report_shows_physical_units():
 
 
 def test_work_without_flops_sits_on_the_bandwidth_roof():
-    transpose = problem_mod.get("act1.transpose")
+    transpose = registry.get("act1.transpose")
     size = transpose.bench_sizes[0]
     bytes_moved = transpose.bytes_moved(size)
     ms = bytes_moved / (0.8 * COPY_BW) * 1e3
@@ -134,7 +133,7 @@ def test_work_without_flops_is_plotted_by_its_bandwidth():
 
     from autograder import report
 
-    transpose = problem_mod.get("act1.transpose")
+    transpose = registry.get("act1.transpose")
     rows = [{"size": s, "size_label": transpose.size_label(s), "flops": 0.0, "bandwidth": f * COPY_BW, "library_bandwidth": 0.3 * COPY_BW}
             for s, f in zip(transpose.bench_sizes, (0.9, 0.92), strict=True)]
     fig, ax = plt.subplots()
@@ -164,7 +163,7 @@ def test_each_matmul_peak_has_its_own_colour_and_dashes():
     ceilings = {"copy": {"bytes_per_s": COPY_BW}, "matmul": {d: {"flop_per_s": 7.9e14} for d in ("bfloat16", "float16")} | {"float32": {"flop_per_s": 5e13}}}
     row = {"intensity": 300.0, "flop_per_s": 5e14, "library_flop_per_s": 6e14}
     fig, ax = plt.subplots()
-    report._roofline_chart(ax, problem_mod.get("act4.matmul_bf16"), [row], ceilings, "torch.matmul")
+    report._roofline_chart(ax, registry.get("act4.matmul_bf16"), [row], ceilings, "torch.matmul")
     styles = {line.get_label(): (line.get_color(), str(line.get_dashes() if hasattr(line, "get_dashes") else line.get_linestyle())) for line in ax.get_lines() if "peak" in line.get_label()}
     plt.close(fig)
     assert len(styles) == 3 and len(set(styles.values())) == 3

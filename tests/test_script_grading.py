@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from autograder import registry
+
 SCRIPT = textwrap.dedent(
     '''
     import torch
@@ -80,7 +82,6 @@ def test_a_script_without_a_main_guard_is_graded_once_and_leaves_no_process(tmp_
 
 def test_a_grade_call_inside_the_graded_code_is_refused_with_a_sentence():
     from autograder import grading
-    from autograder import problem as problem_mod
 
     code = textwrap.dedent(
         '''
@@ -95,7 +96,7 @@ def test_a_grade_call_inside_the_graded_code_is_refused_with_a_sentence():
         '''
     )
     started = time.monotonic()
-    result = grading.grade_source(problem_mod.get("act0.vector_add"), code, "vector_add", device="cpu", speed=False)
+    result = grading.grade_source(registry.get("act0.vector_add"), code, "vector_add", device="cpu", speed=False)
     assert time.monotonic() - started < 120
     assert result["status"] == "FAIL", result
     assert "a grading cannot start inside a grading" in result["output"]
@@ -105,7 +106,6 @@ def test_a_judge_started_ahead_grades_the_next_submission_and_leaves_nothing(mon
     """What a notebook's set-up does on a GPU (autograder.sandbox.keep_ready), here on the CPU: the
     judge and its workers start before the submission exists, and the grading uses them."""
     from autograder import grading, sandbox
-    from autograder import problem as problem_mod
 
     marker = uuid.uuid4().hex
     monkeypatch.setenv("GPU_BRRR_TEST_MARKER", marker)
@@ -114,7 +114,7 @@ def test_a_judge_started_ahead_grades_the_next_submission_and_leaves_nothing(mon
     assert ahead is not None and ahead.usable("cpu")
     time.sleep(2.0)  # its workers start meanwhile
     code = SCRIPT.replace('print("POINTS", autograder.grade_correctness("act0.vector_add", vector_add))', "")
-    result = grading.grade_source(problem_mod.get("act0.vector_add"), code, "vector_add", device="cpu", speed=False)
+    result = grading.grade_source(registry.get("act0.vector_add"), code, "vector_add", device="cpu", speed=False)
     assert sandbox._ready is None, "the judge started ahead was used"
     assert ahead.process.poll() is not None
     assert result["status"] == "PASS", result.get("message")

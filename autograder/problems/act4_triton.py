@@ -17,13 +17,9 @@ import math
 
 import torch
 
-from ..interpreter import patch_bf16_dot
 from ..metrics import COPY_FRACTION, LIBRARY_RATIO
 from ..problem import Baseline, LinearScale, Problem, register
 from . import baselines
-
-# Under the Triton interpreter, bf16 tl.dot needs this fix (no effect on a GPU).
-patch_bf16_dot()
 
 # --------------------------------------------------------------------------------------------------
 # Fused softmax
@@ -244,23 +240,6 @@ def attention_library(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal:
     return attention_baseline(q.device).run(q, k, v, causal)
 
 
-def _cudnn_attention_available() -> bool:
-    """cuDNN's fused attention needs cuDNN 9 and, in PyTorch, a Hopper or newer GPU. Decided at import
-    without running anything, for the problem's static extra_libraries; ``attention_baseline`` tries it."""
-    try:
-        if not (torch.cuda.is_available() and torch.backends.cudnn.is_available()):
-            return False
-        if (torch.backends.cudnn.version() or 0) < 90000:
-            return False
-        return torch.cuda.get_device_capability(0) >= (9, 0)
-    except Exception:  # noqa: BLE001 -- any doubt: leave the extra baseline out
-        return False
-
-
-def _extra_attention_libraries() -> tuple:
-    return (("cuDNN attention", baselines.sdpa("CUDNN_ATTENTION")),) if _cudnn_attention_available() else ()
-
-
 def _attention_flops(size: tuple) -> float:
     b, h, s, d, causal = size
     # Two matmuls (Q K^T and P V) of 2*S*S*D FLOPs each per head; a causal mask skips half.
@@ -300,7 +279,6 @@ flash_attention = register(
         compute_dtype="bfloat16",
         out_dtype="bfloat16",
         describe_size=_describe_attention,
-        extra_libraries=_extra_attention_libraries(),
         baseline=attention_baseline,
     )
 )

@@ -9,8 +9,7 @@ import tempfile
 
 import pytest
 
-from autograder import grading
-from autograder import problem as problem_mod
+from autograder import grading, registry
 
 from .cases import cases
 
@@ -18,7 +17,7 @@ from .cases import cases
 def _grade(case, device, notebook_folder: str | None = None):
     """Grade as if from a notebook in ``notebook_folder`` (a fresh temporary folder by default), so
     that submissions which plant files beside "the notebook" never touch the repository."""
-    problem = problem_mod.get(case.problem)
+    problem = registry.get(case.problem)
     with tempfile.TemporaryDirectory() as scratch:
         previous = os.environ.get("PWD")
         os.environ["PWD"] = notebook_folder or scratch
@@ -89,8 +88,8 @@ def test_crash_does_not_cost_the_next_exercise():
     assert _grade(crash, "cuda")["status"] == "ERROR"
     result = _grade(honest, "cuda")
     assert result["status"] == "PASS", _explain(result)
-    assert result["correctness_points"] == problem_mod.get("act0.saxpy").correctness_points
-    assert len(result["speed"]) == len(problem_mod.get("act0.saxpy").bench_sizes)
+    assert result["correctness_points"] == registry.get("act0.saxpy").correctness_points
+    assert len(result["speed"]) == len(registry.get("act0.saxpy").bench_sizes)
 
 
 def test_no_process_outlives_its_grading():

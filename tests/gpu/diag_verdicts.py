@@ -7,8 +7,7 @@ it (stage seconds, failed cases, traceback, output): for a verdict the suite rep
 import sys
 import time
 
-from autograder import grading
-from autograder import problem as problem_mod
+from autograder import grading, registry
 from tests.adversarial.cases import cases
 
 names = sys.argv[1:]
@@ -16,7 +15,7 @@ for c in cases("cuda", alone=False):
     if c.name not in names:
         continue
     t = time.time()
-    r = grading.grade_source(problem_mod.get(c.problem), c.source, c.entry, device="cuda", timeout=70)
+    r = grading.grade_source(registry.get(c.problem), c.source, c.entry, device="cuda", timeout=70)
     print(c.name, round(time.time() - t, 1), r["status"], (r.get("message") or "")[:500], r.get("stage_seconds"), flush=True)
     print("  TRACE", (r.get("traceback") or "")[-1500:], flush=True)
     print("  OUT", (r.get("output") or "")[-1500:], flush=True)

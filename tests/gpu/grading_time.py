@@ -15,8 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from autograder import grading, sandbox, source
-from autograder import problem as problem_mod
+from autograder import grading, registry, sandbox, source
 
 ROOT = Path(__file__).resolve().parents[2]
 GRADINGS = int(os.environ.get("GRADINGS", "3"))
@@ -31,7 +30,7 @@ def main() -> None:
         sandbox.keep_ready("cuda")
     records = []
     for name in names:
-        problem = problem_mod.get(name)
+        problem = registry.get(name)
         cells = source.notebook_cells(str(ROOT / "solutions" / f"{problem.notebook}.ipynb"))
         code = source.extract(cells, problem.function)
         for attempt in range(GRADINGS):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from autograder import problem as problem_mod
+from autograder import registry
 from autograder.grading import RESULTS_DIR_VARIABLE
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -18,7 +19,7 @@ EXERCISES = sorted((ROOT / "exercises").rglob("*.ipynb"))
 
 def _only_exact_answers(path: Path) -> bool:
     """A notebook whose every exercise has exact answers: nothing in it is timed."""
-    problems = problem_mod.for_notebook(str(path))
+    problems = registry.for_notebook(str(path))
     return bool(problems) and all(problem_mod.is_exact(p) for p in problems)
 
 

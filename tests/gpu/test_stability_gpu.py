@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from autograder import grading, source, stability
+from autograder import grading, registry, source, stability
 from autograder import problem as problem_mod
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 RUNS = int(os.environ.get("STABILITY_RUNS", "10"))
-TIMED = [p for p in problem_mod.all_problems() if problem_mod.has_speed_grade(p)]
+TIMED = [p for p in registry.all_problems() if problem_mod.has_speed_grade(p)]
 
 pytestmark = pytest.mark.gpu
 

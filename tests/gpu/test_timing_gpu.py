@@ -6,8 +6,7 @@ import dataclasses
 
 import pytest
 
-from autograder import ceilings, timing
-from autograder import problem as problem_mod
+from autograder import ceilings, registry, timing
 
 pytestmark = pytest.mark.gpu
 
@@ -23,7 +22,7 @@ def test_copy_bandwidth_is_measured_and_cached():
 
 def test_the_floor_is_the_slower_of_bytes_and_flops():
     entry = ceilings.load()
-    problem = problem_mod.get("act0.vector_add")
+    problem = registry.get("act0.vector_add")
     n = 1 << 26
     assert timing.floor_ms(problem, n, entry) == pytest.approx(12 * n / ceilings.copy_bandwidth(entry) * 1e3)
     compute_bound = dataclasses.replace(problem, flops=lambda n: 1e6 * n)
@@ -31,7 +30,7 @@ def test_the_floor_is_the_slower_of_bytes_and_flops():
 
 
 def test_the_library_timed_against_itself_is_a_ratio_of_one():
-    problem = dataclasses.replace(problem_mod.get("act0.vector_add"), language="python")
+    problem = dataclasses.replace(registry.get("act0.vector_add"), language="python")
     result = timing.measure(problem, problem.library, 1 << 26, seed=11, entry=ceilings.load())
     assert result.wrong_timed_outputs == 0
     assert 0.9 < result.ratio < 1.1, result
@@ -43,7 +42,7 @@ def test_the_library_timed_against_itself_is_a_ratio_of_one():
 def test_work_on_a_side_stream_stays_inside_the_timer():
     import torch
 
-    problem = dataclasses.replace(problem_mod.get("act0.vector_add"), language="python")
+    problem = dataclasses.replace(registry.get("act0.vector_add"), language="python")
     side = torch.cuda.Stream()
 
     def hidden(x, y):

@@ -23,6 +23,8 @@ import torch
 import triton
 import triton.language as tl
 
+from autograder import registry
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "gpu"))
@@ -138,7 +140,6 @@ def main() -> None:
     from tune_act4_triton import load_solution
 
     from autograder import ceilings, timing
-    from autograder import problem as problem_mod
 
     triton.set_allocator(_scratch)
     entry = ceilings.load()
@@ -165,7 +166,7 @@ def main() -> None:
     print(f"# {torch.cuda.get_device_name(0)}; torch {torch.__version__}, Triton {triton.__version__}")
     print("# grader's timing protocol (autograder.timing.measure); columns: median ms, TFLOP/s, ratio to cuBLAS (cuBLAS TFLOP/s)")
     for name in ("act4.matmul_bf16", "act4.matmul_fp16"):
-        problem = problem_mod.get(name)
+        problem = registry.get(name)
         for size in problem.bench_sizes:
             print(f"\n== {name} {problem.size_label(size)}  (t = {time.perf_counter() - STARTED:.0f} s)", flush=True)
             check = problem.make_inputs(size, 11, "cuda")
