@@ -12,25 +12,23 @@ answer, a bogus error or a dead process, differently each time. ``install_guard`
 load, store and atomic against the memory of the tensors passed to the launch before it happens,
 and raises ``OutOfBoundsAccess`` with one stable sentence instead. ``record_launches`` notes which
 kernels ran and which bytes they loaded and stored, so that a grader on a CPU can tell an output
-the learner's kernels wrote from one that PyTorch wrote.
+the learner's kernels wrote from one that PyTorch wrote (autograder.launch_record).
 """
 
 from __future__ import annotations
 
-import bisect
 import ctypes
 import inspect
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-# An address this close to a tensor's edge is blamed on that tensor even when no lane of the same
-# access lies inside it; farther out, which tensor is nearest depends on where the allocator put them.
-NEAR_EDGE_BYTES = 4096
+from . import bounds
+from .bounds import Access, Argument, KernelSource, Launch, OutOfBoundsAccess
+from .launch_record import LaunchRecord
 
 
 def patch_bf16_dot() -> bool:
@@ -71,48 +69,7 @@ def _interpreter_modules():
     return tl, interpreter
 
 
-class OutOfBoundsAccess(Exception):
-    """An interpreted kernel tried to touch memory outside the tensors passed to it; nothing was touched."""
-
-    def __init__(self, message: str, kernel: str, access: str, argument: str | None, index: int | None, program_id: tuple):
-        super().__init__(message)
-        self.kernel = kernel
-        self.access = access
-        self.argument = argument
-        self.index = index
-        self.program_id = program_id
-
-
-@dataclass(frozen=True)
-class KernelSource:
-    """A launched kernel: its name and where its Python source starts."""
-
-    name: str
-    file: str
-    line: int
-
-
-@dataclass
-class _Argument:
-    name: str
-    start: int
-    end: int
-    itemsize: int
-
-
-@dataclass
-class _Launch:
-    kernel: KernelSource
-    arguments: list[_Argument] = field(default_factory=list)
-    checked: bool = False
-    # The union of the arguments' spans as disjoint sorted intervals [starts[i], ends[i]).
-    starts: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))
-    ends: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))
-    bounds: list[int] = field(default_factory=list)  # start, end, start, end, ... for bisect
-    memory: list[np.ndarray] = field(default_factory=list)
-
-
-_launches: list[_Launch] = []
+_launches: list[Launch] = []
 _recorders: list[LaunchRecord] = []
 
 
@@ -170,7 +127,7 @@ def install_guard() -> bool:
         return args_hst, kwargs_hst
 
     def call(self, *args_dev, **kwargs):
-        launch = _Launch(_kernel_source(self.fn, interpreter))
+        launch = Launch(_kernel_source(self.fn, interpreter))
         for recorder in _recorders:
             recorder.launches.append(launch.kernel)
         _launches.append(launch)
@@ -232,7 +189,7 @@ def _tensors(name: str, value: Any) -> Iterator[tuple[str, Any]]:
         yield name, value
 
 
-def _bind(launch: _Launch, executor, args_hst, kwargs_hst) -> None:
+def _bind(launch: Launch, executor, args_hst, kwargs_hst) -> None:
     """Note the spans of the launch's tensor arguments; a launch with an argument of unknown extent is not checked."""
     import torch
 
@@ -249,7 +206,7 @@ def _bind(launch: _Launch, executor, args_hst, kwargs_hst) -> None:
             if not isinstance(tensor, torch.Tensor):
                 return
             start, end = memory_span(tensor)
-            launch.arguments.append(_Argument(label, start, end, tensor.element_size()))
+            launch.arguments.append(Argument(label, start, end, tensor.element_size()))
     intervals: list[list[int]] = []
     for start, end in sorted((a.start, a.end) for a in launch.arguments if a.end > a.start):
         if intervals and start <= intervals[-1][1]:
@@ -264,80 +221,17 @@ def _bind(launch: _Launch, executor, args_hst, kwargs_hst) -> None:
         launch.memory = [np.ctypeslib.as_array((ctypes.c_uint8 * (e - s)).from_address(s)) for s, e in intervals]
         for recorder in _recorders:
             for start, end in intervals:
-                recorder._cover(start, end)
+                recorder.cover(start, end)
 
 
-@dataclass
-class _Access:
-    launch: _Launch
-    addresses: np.ndarray
-    itemsize: int
-    interval: np.ndarray | int  # per lane, or one for all lanes
-
-
-def _element_size(ptrs) -> int:
-    pointee = ptrs.dtype.scalar.element_ty
-    if pointee.is_ptr():
-        return 8
-    return max(1, pointee.primitive_bitwidth // 8)
-
-
-def _check(builder, ptrs, mask, access: str) -> _Access | None:
-    """Raise OutOfBoundsAccess unless every active lane's element lies inside one of the launch's tensors."""
+def _check(builder, ptrs, mask, access: str) -> Access | None:
+    """Raise OutOfBoundsAccess unless every active lane's element lies inside one of the current launch's tensors."""
     if not _launches or not _launches[-1].checked:
         return None
-    launch = _launches[-1]
-    addresses = np.asarray(ptrs.data, dtype=np.uint64)
-    if mask is not None:
-        addresses = addresses[np.broadcast_to(np.asarray(mask.data, dtype=bool), addresses.shape)]
-    addresses = addresses.reshape(-1)
-    if addresses.size == 0:
-        return None
-    itemsize = _element_size(ptrs)
-    # Nearly every access stays inside one tensor: its lowest and highest lanes settle it.
-    low, high = int(addresses.min()), int(addresses.max())
-    k = bisect.bisect_right(launch.bounds, low) - 1
-    if k >= 0 and k % 2 == 0 and high + itemsize <= launch.bounds[k + 1]:
-        return _Access(launch, addresses, itemsize, k // 2)
-    interval = np.searchsorted(launch.starts, addresses, side="right").astype(np.int64) - 1
-    inside = interval >= 0
-    if len(launch.ends):
-        ends = launch.ends[np.maximum(interval, 0)]
-        inside &= (addresses < ends) & (ends - np.minimum(addresses, ends) >= itemsize)
-    if not inside.all():
-        raise _out_of_bounds(builder, launch, addresses, inside, itemsize, access)
-    return _Access(launch, addresses, itemsize, interval)
+    return bounds.check(builder, _launches[-1], ptrs, mask, access)
 
 
-def _out_of_bounds(builder, launch: _Launch, addresses, inside, itemsize: int, access: str) -> OutOfBoundsAccess:
-    """One sentence that is the same on every run: positions relative to an argument, never raw addresses."""
-    bad = int(addresses[np.argmin(inside)])
-    good = addresses[inside]
-    home = None
-    if good.size:
-        counts = [np.count_nonzero((good >= a.start) & (good < a.end)) for a in launch.arguments]
-        if max(counts, default=0) > 0:
-            home = launch.arguments[int(np.argmax(counts))]
-    if home is None and launch.arguments:
-        distance = [a.start - bad if bad < a.start else max(0, bad + itemsize - a.end) for a in launch.arguments]
-        nearest = int(np.argmin(distance))
-        if distance[nearest] < NEAR_EDGE_BYTES:
-            home = launch.arguments[nearest]
-    dims = max([1] + [d + 1 for d, n in enumerate(builder.grid_dim) if n > 1])
-    program_id = tuple(int(i) for i in builder.grid_idx[:dims])
-    kernel = launch.kernel.name
-    advice = "mask the loads and stores at the edges"
-    if home is None:
-        message = f"your kernel {kernel} {access} memory outside every tensor passed to the kernel (program id {program_id}): {advice}"
-        return OutOfBoundsAccess(message, kernel, access, None, None, program_id)
-    index = (bad - home.start) // home.itemsize
-    where = "before the start" if bad < home.start else "past the end"
-    length = (home.end - home.start) // home.itemsize
-    message = f"your kernel {kernel} {access} {where} of its argument {home.name} (element {index} of {length}; program id {program_id}): {advice}"
-    return OutOfBoundsAccess(message, kernel, access, home.name, index, program_id)
-
-
-def _note(access: _Access | None, loaded: bool, stored: bool) -> None:
+def _note(access: Access | None, loaded: bool, stored: bool) -> None:
     if access is None or not _recorders or not access.launch.memory:
         return
     launch = access.launch
@@ -350,115 +244,7 @@ def _note(access: _Access | None, loaded: bool, stored: bool) -> None:
         byte_addresses = (addresses[:, None] + lanes).reshape(-1)
         values = launch.memory[k][(byte_addresses - launch.starts[k]).astype(np.int64)] if stored else None
         for recorder in _recorders:
-            recorder._mark(byte_addresses, values, loaded)
-
-
-@dataclass
-class _Region:
-    start: int
-    stored: np.ndarray
-    loaded: np.ndarray
-    shadow: np.ndarray
-
-    @property
-    def end(self) -> int:
-        return self.start + self.stored.size
-
-
-class LaunchRecord:
-    """What interpreted kernels did while ``record_launches`` was active, by address: ask about a tensor afterwards."""
-
-    def __init__(self) -> None:
-        self.launches: list[KernelSource] = []
-        self._regions: list[_Region] = []
-
-    def kernels(self) -> list[KernelSource]:
-        """Each kernel launched, once, in the order of first launch."""
-        return list(dict.fromkeys(self.launches))
-
-    def written_by_kernels(self, tensor) -> tuple[bool, bool]:
-        """(every byte of ``tensor`` was stored by a kernel, every byte a kernel stored there still holds that value).
-
-        The second is False when no kernel stored any byte of it. An empty tensor gives (True, True).
-        """
-        addresses, current = _tensor_bytes(tensor)
-        if addresses.size == 0:
-            return True, True
-        found, stored, _, shadow = self._lookup(addresses)
-        written = found & stored
-        equal = bool(written.any()) and bool(np.array_equal(shadow[written], current[written]))
-        return bool(written.all()), equal
-
-    def read_fraction(self, tensor) -> float:
-        """The fraction of ``tensor``'s bytes that a kernel loaded (atomics count as loads)."""
-        addresses, _ = _tensor_bytes(tensor)
-        if addresses.size == 0:
-            return 0.0
-        found, _, loaded, _ = self._lookup(addresses)
-        return float(np.count_nonzero(found & loaded)) / addresses.size
-
-    def _cover(self, start: int, end: int) -> None:
-        """Make one region hold [start, end), merging the regions it overlaps."""
-        overlapping = [r for r in self._regions if r.start < end and start < r.end]
-        if len(overlapping) == 1 and overlapping[0].start <= start and end <= overlapping[0].end:
-            return
-        low = min([start] + [r.start for r in overlapping])
-        high = max([end] + [r.end for r in overlapping])
-        size = high - low
-        merged = _Region(low, np.zeros(size, bool), np.zeros(size, bool), np.zeros(size, np.uint8))
-        for r in overlapping:
-            at = slice(r.start - low, r.end - low)
-            merged.stored[at], merged.loaded[at], merged.shadow[at] = r.stored, r.loaded, r.shadow
-        self._regions = sorted([r for r in self._regions if r not in overlapping] + [merged], key=lambda r: r.start)
-
-    def _locate(self, addresses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        starts = np.array([r.start for r in self._regions], dtype=np.uint64)
-        ends = np.array([r.end for r in self._regions], dtype=np.uint64)
-        index = np.searchsorted(starts, addresses, side="right").astype(np.int64) - 1
-        found = index >= 0
-        if len(ends):
-            found &= addresses < ends[np.maximum(index, 0)]
-        return index, found
-
-    def _mark(self, byte_addresses: np.ndarray, values: np.ndarray | None, loaded: bool) -> None:
-        index, found = self._locate(byte_addresses)
-        for k in np.unique(index[found]):
-            region = self._regions[k]
-            chosen = found & (index == k)
-            offsets = (byte_addresses[chosen] - np.uint64(region.start)).astype(np.int64)
-            if loaded:
-                region.loaded[offsets] = True
-            if values is not None:
-                region.stored[offsets] = True
-                region.shadow[offsets] = values[chosen]
-
-    def _lookup(self, addresses: np.ndarray):
-        index, found = self._locate(addresses)
-        stored = np.zeros(addresses.size, bool)
-        loaded = np.zeros(addresses.size, bool)
-        shadow = np.zeros(addresses.size, np.uint8)
-        for k in np.unique(index[found]):
-            region = self._regions[k]
-            chosen = found & (index == k)
-            offsets = (addresses[chosen] - np.uint64(region.start)).astype(np.int64)
-            stored[chosen], loaded[chosen], shadow[chosen] = region.stored[offsets], region.loaded[offsets], region.shadow[offsets]
-        return found, stored, loaded, shadow
-
-
-def _tensor_bytes(tensor) -> tuple[np.ndarray, np.ndarray]:
-    """The address of every byte of every element of a CPU tensor, with its current value, in the same order."""
-    import torch
-
-    if tensor.device.type != "cpu":
-        raise ValueError("a launch record answers for CPU tensors (the interpreter's own memory)")
-    itemsize = tensor.element_size()
-    offsets = np.zeros((), dtype=np.int64)
-    for size, stride in zip(tensor.shape, tensor.stride(), strict=True):
-        offsets = np.add.outer(offsets, np.arange(size, dtype=np.int64) * stride)
-    element_addresses = (tensor.data_ptr() + offsets.reshape(-1) * itemsize).astype(np.uint64)
-    addresses = (element_addresses[:, None] + np.arange(itemsize, dtype=np.uint64)).reshape(-1)
-    current = tensor.detach().contiguous().reshape(-1).view(torch.uint8).numpy()
-    return addresses, current
+            recorder.mark(byte_addresses, values, loaded)
 
 
 @contextmanager

@@ -1,0 +1,122 @@
+"""What interpreted Triton kernels did, byte by byte: which kernels ran, which bytes they loaded and
+which they stored (with the value stored), so that a grader on a CPU can tell an output the
+learner's kernels wrote from one that PyTorch wrote. Filled in by autograder.interpreter's guard
+while ``interpreter.record_launches`` is active."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .bounds import KernelSource
+
+
+@dataclass
+class _Region:
+    start: int
+    stored: np.ndarray
+    loaded: np.ndarray
+    shadow: np.ndarray
+
+    @property
+    def end(self) -> int:
+        return self.start + self.stored.size
+
+
+class LaunchRecord:
+    """What interpreted kernels did while ``record_launches`` was active, by address: ask about a tensor afterwards."""
+
+    def __init__(self) -> None:
+        self.launches: list[KernelSource] = []
+        self._regions: list[_Region] = []
+
+    def kernels(self) -> list[KernelSource]:
+        """Each kernel launched, once, in the order of first launch."""
+        return list(dict.fromkeys(self.launches))
+
+    def written_by_kernels(self, tensor) -> tuple[bool, bool]:
+        """(every byte of ``tensor`` was stored by a kernel, every byte a kernel stored there still holds that value).
+
+        The second is False when no kernel stored any byte of it. An empty tensor gives (True, True).
+        """
+        addresses, current = _tensor_bytes(tensor)
+        if addresses.size == 0:
+            return True, True
+        found, stored, _, shadow = self._lookup(addresses)
+        written = found & stored
+        equal = bool(written.any()) and bool(np.array_equal(shadow[written], current[written]))
+        return bool(written.all()), equal
+
+    def read_fraction(self, tensor) -> float:
+        """The fraction of ``tensor``'s bytes that a kernel loaded (atomics count as loads)."""
+        addresses, _ = _tensor_bytes(tensor)
+        if addresses.size == 0:
+            return 0.0
+        found, _, loaded, _ = self._lookup(addresses)
+        return float(np.count_nonzero(found & loaded)) / addresses.size
+
+    def cover(self, start: int, end: int) -> None:
+        """Make one region hold [start, end), merging the regions it overlaps."""
+        overlapping = [r for r in self._regions if r.start < end and start < r.end]
+        if len(overlapping) == 1 and overlapping[0].start <= start and end <= overlapping[0].end:
+            return
+        low = min([start] + [r.start for r in overlapping])
+        high = max([end] + [r.end for r in overlapping])
+        size = high - low
+        merged = _Region(low, np.zeros(size, bool), np.zeros(size, bool), np.zeros(size, np.uint8))
+        for r in overlapping:
+            at = slice(r.start - low, r.end - low)
+            merged.stored[at], merged.loaded[at], merged.shadow[at] = r.stored, r.loaded, r.shadow
+        self._regions = sorted([r for r in self._regions if r not in overlapping] + [merged], key=lambda r: r.start)
+
+    def _locate(self, addresses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        starts = np.array([r.start for r in self._regions], dtype=np.uint64)
+        ends = np.array([r.end for r in self._regions], dtype=np.uint64)
+        index = np.searchsorted(starts, addresses, side="right").astype(np.int64) - 1
+        found = index >= 0
+        if len(ends):
+            found &= addresses < ends[np.maximum(index, 0)]
+        return index, found
+
+    def mark(self, byte_addresses: np.ndarray, values: np.ndarray | None, loaded: bool) -> None:
+        index, found = self._locate(byte_addresses)
+        for k in np.unique(index[found]):
+            region = self._regions[k]
+            chosen = found & (index == k)
+            offsets = (byte_addresses[chosen] - np.uint64(region.start)).astype(np.int64)
+            if loaded:
+                region.loaded[offsets] = True
+            if values is not None:
+                region.stored[offsets] = True
+                region.shadow[offsets] = values[chosen]
+
+    def _lookup(self, addresses: np.ndarray):
+        index, found = self._locate(addresses)
+        stored = np.zeros(addresses.size, bool)
+        loaded = np.zeros(addresses.size, bool)
+        shadow = np.zeros(addresses.size, np.uint8)
+        for k in np.unique(index[found]):
+            region = self._regions[k]
+            chosen = found & (index == k)
+            offsets = (addresses[chosen] - np.uint64(region.start)).astype(np.int64)
+            stored[chosen], loaded[chosen], shadow[chosen] = region.stored[offsets], region.loaded[offsets], region.shadow[offsets]
+        return found, stored, loaded, shadow
+
+
+def _tensor_bytes(tensor) -> tuple[np.ndarray, np.ndarray]:
+    """The address of every byte of every element of a CPU tensor, with its current value, in the same order."""
+    import torch
+
+    if tensor.device.type != "cpu":
+        raise ValueError("a launch record answers for CPU tensors (the interpreter's own memory)")
+    itemsize = tensor.element_size()
+    offsets = np.zeros((), dtype=np.int64)
+    for size, stride in zip(tensor.shape, tensor.stride(), strict=True):
+        offsets = np.add.outer(offsets, np.arange(size, dtype=np.int64) * stride)
+    element_addresses = (tensor.data_ptr() + offsets.reshape(-1) * itemsize).astype(np.uint64)
+    addresses = (element_addresses[:, None] + np.arange(itemsize, dtype=np.uint64)).reshape(-1)
+    current = tensor.detach().contiguous().reshape(-1).view(torch.uint8).numpy()
+    return addresses, current
