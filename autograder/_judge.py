@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
-import secrets
 import signal
 import sys
 import tempfile
@@ -159,10 +157,12 @@ class Grading:
             if not self._load(kind):
                 return self.result
             self.stage("learner's code loaded")
+            from . import answers
+
             if kind == "exact":
-                self._exact()
+                answers.grade_exact(self)
             elif kind == "measured":
-                self._measured()
+                answers.grade_measured(self)
             else:
                 self._kernel(timed)
         except WorkerGone as gone:
@@ -213,40 +213,7 @@ class Grading:
             self.fail_hard("ERROR", header.get("missing", "your code could not be loaded"))
         return False
 
-    # -- kinds ----------------------------------------------------------------------------------------
-    def _exact(self) -> None:
-        from . import exact, jsonable
-
-        for case in self.problem.make_cases(secrets.randbits(62)):
-            expected = self.problem.reference(**pickle.loads(pickle.dumps(case)))
-            shown = ", ".join(f"{k}={v!r}" for k, v in case.items())
-            header, _ = self.learner.ask({"op": "answer", "keywords": True}, pickle.dumps(case), timeout=self.remaining())
-            if header.get("error", {}).get("refused"):
-                self.fail_hard("REJECT", header["error"]["message"])
-                return
-            self.result["cases"].append(_answer_case(header, shown, lambda got, e=expected: exact.mismatch(got, e, self.problem.rel_tol), jsonable))
-        self._pass_if_all("your answers are right", "some answers are wrong")
-
-    def _measured(self) -> None:
-        from . import ceilings, jsonable, measured
-
-        entry = self.result["ceilings"]
-        bandwidth = ceilings.copy_bandwidth(entry)
-        ops = self.problem.make_ops(self.device)
-        answers = []
-        for index, op in enumerate(ops):
-            scalars = {"flops": op.flops, "bytes_moved": op.bytes_moved, "peak_flops": ceilings.compute_peak(entry, op.dtype), "bandwidth": bandwidth}
-            header, _ = self.learner.ask({"op": "answer", "measured_op": index}, pickle.dumps(scalars), timeout=self.remaining())
-            answers.append(header)
-        # The learner's process is gone before the judge measures the same operations itself.
-        self.learner.end()
-        for op, header in zip(ops, answers, strict=True):
-            peak = ceilings.compute_peak(entry, op.dtype)
-            seconds = {"once": measured.reference_seconds(op.call, self.device), "doubled": measured.reference_seconds(op.doubled, self.device) if op.doubled else None}
-            self.result["cases"].append(_answer_case(header, op.name, lambda got, op=op, peak=peak, seconds=seconds: _measured_mismatch(self.problem, got, op, peak, bandwidth, seconds), jsonable))
-        self._pass_if_all("your measurements agree with the grader's", "some of your measurements disagree with the grader's")
-
-    def _pass_if_all(self, good: str, bad: str) -> None:
+    def pass_if_all(self, good: str, bad: str) -> None:
         if self.stopped:
             return
         passed = all(c["passed"] for c in self.result["cases"])
@@ -277,25 +244,6 @@ class Grading:
         self.result.setdefault("calibration", {})[when] = {"switch_us": sorted(r.window_us for r in raws)[len(raws) // 2]}
         if when == "before":
             self.windows = stages.plan_windows()
-
-
-def _answer_case(header: dict, shown: str, mismatch, jsonable) -> dict:
-    if "error" in header:
-        error = header["error"]
-        return {"size": shown, "passed": False, "message": f"raised {error['type']}: {error['message'][:300]}"}
-    if "wrong_type" in header:
-        return {"size": shown, "passed": False, "message": header["wrong_type"]}
-    try:
-        got = jsonable.decode(header.get("answer"))
-    except ValueError:
-        return {"size": shown, "passed": False, "message": "the answer could not be read"}
-    found = mismatch(got)
-    return {"size": shown, "passed": found is None, "message": found or ""}
-
-
-def _measured_mismatch(problem, got, op, peak, bandwidth, seconds):
-    passed, message = problem.judge(got, op, peak, bandwidth, seconds)
-    return None if passed else (message or "does not agree with the grader's measurement")
 
 
 def _kernel_cache(source: str) -> str:
