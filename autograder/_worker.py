@@ -10,6 +10,7 @@ and from what it measured itself.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import inspect
 import os
@@ -17,46 +18,7 @@ import sys
 import time
 import traceback
 
-from . import jsonable, osguard, wire
-
-# The problem definitions hold the references: the learner's code may import the package (its
-# notebook's set-up cell does) but not them.
-REFUSED_PACKAGE = "autograder.problems"
-
-
-class GraderImportRefused(ImportError):
-    """The learner's code asked for a grader module it has no business with."""
-
-
-class _RefuseGraderImports:
-    def find_spec(self, name, path=None, target=None):
-        if name == REFUSED_PACKAGE or name.startswith(REFUSED_PACKAGE + "."):
-            raise GraderImportRefused("your code uses the grader's problem definitions (its reference answers); write your own")
-        return None
-
-
-def _refuse_grader_imports() -> None:
-    for name in [n for n in sys.modules if n == REFUSED_PACKAGE or n.startswith(REFUSED_PACKAGE + ".")]:
-        del sys.modules[name]
-    sys.meta_path.insert(0, _RefuseGraderImports())
-
-
-COMPILE_ERRORS = {"CompilationError", "CompileTimeAssertionFailure", "OutOfResources", "CompileException", "UnsupportedLanguageConstruct", "SyntaxError"}
-
-
-def _error(exc: BaseException, module_path: str | None) -> dict:
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    frames = traceback.extract_tb(exc.__traceback__)
-    first = next((i for i, f in enumerate(frames) if module_path and f.filename == module_path), 0)
-    text = "".join(traceback.format_list(frames[first:]) + traceback.format_exception_only(type(exc), exc))
-    return {
-        "type": type(exc).__name__,
-        "message": str(exc)[:2000],
-        "traceback": text[-6000:],
-        "compile": bool(names & COMPILE_ERRORS),
-        "out_of_bounds": "OutOfBoundsAccess" in names,
-        "refused": "GraderImportRefused" in names,
-    }
+from . import jsonable, learner_code, osguard, wire
 
 
 class Worker:
@@ -137,7 +99,7 @@ class Worker:
                 from . import registry
 
                 self.ops = registry.get(self.setup["problem"]).make_ops(self.device)
-            _refuse_grader_imports()
+            learner_code.refuse_grader_imports()
             facts["ptrace_dropped"] = osguard.drop_ptrace()
             facts["sandbox"] = osguard.confine(self.setup["writable"])
         return facts
@@ -151,7 +113,7 @@ class Worker:
             try:
                 spec.loader.exec_module(module)
             except BaseException as exc:  # noqa: BLE001 -- a failure while loading is the learner's verdict
-                return {"error": _error(exc, path), "while": "loading"}
+                return {"error": learner_code.error(exc, path), "while": "loading"}
             self.module = module
         fn = getattr(self.module, entry, None)
         if not callable(fn):
@@ -188,12 +150,12 @@ class Worker:
         record = self._record_launches()
         started = time.monotonic()
         try:
-            with guard or _nothing(), record:
+            with guard or contextlib.nullcontext(), record or contextlib.nullcontext():
                 entered = time.monotonic()
                 raw = self._entry(request)(*args)
                 returned = time.monotonic()
         except BaseException as exc:  # noqa: BLE001 -- reported as this call's verdict
-            return {"error": _error(exc, self.setup.get("module"))}, b""
+            return {"error": learner_code.error(exc, self.setup.get("module"))}, b""
         try:
             out = arrays.from_learner(raw, self.language)
         except TypeError as exc:
@@ -207,7 +169,7 @@ class Worker:
             facts["past_end"] = bool(guard.wrote_past_the_end(out))
         # Where the worker's side of a call goes (reported, never used for a grade).
         facts["worker_seconds"] = {"before": round(entered - started, 4), "function": round(returned - entered, 4), "after": round(time.monotonic() - returned, 4)}
-        if record is not _NOTHING:
+        if record is not None:
             facts["cpu_kernels"] = record.summary(out, self.setup.get("module"))
         meta, payload = shared.describe_output(out)
         return {"output": meta, **facts}, payload
@@ -228,7 +190,7 @@ class Worker:
             try:
                 raw = fn(*args)
             except BaseException as exc:  # noqa: BLE001 -- reported as this window's verdict
-                return {"error": _error(exc, self.setup.get("module"))}, b""
+                return {"error": learner_code.error(exc, self.setup.get("module"))}, b""
             try:
                 self.kept.append(arrays.from_learner(raw, self.language))
             except TypeError as exc:
@@ -249,11 +211,10 @@ class Worker:
     def _record_launches(self):
         if self.device == "cpu" and self.language == "triton" and self.setup["role"] == "learner":
             from . import interpreter
+            from .launch_record import LaunchSummary
 
-            start = getattr(interpreter, "record_launches", None)
-            if start is not None:
-                return _LaunchSummary(start())
-        return _NOTHING
+            return LaunchSummary(interpreter.record_launches())
+        return None
 
     def answer(self, request: dict, payload: bytes) -> dict:
         """An exact or measured exercise: the learner's function on the judge's arguments, its
@@ -266,7 +227,7 @@ class Worker:
         try:
             got = self.fn(**kwargs) if request.get("keywords") else self.fn(*kwargs.values())
         except BaseException as exc:  # noqa: BLE001
-            return {"error": _error(exc, self.setup.get("module"))}
+            return {"error": learner_code.error(exc, self.setup.get("module"))}
         try:
             return {"answer": jsonable.encode(got)}
         except jsonable.NotPlainData as exc:
@@ -331,17 +292,6 @@ class Worker:
         return {"flags": True}
 
 
-class _Nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-_NOTHING = _Nothing()
-
-
 def _aliased(out, input_sets: list[dict]) -> str | None:
     """The name of an input that the output shares memory with, if any."""
     from . import arrays
@@ -351,36 +301,6 @@ def _aliased(out, input_sets: list[dict]) -> str | None:
             if hasattr(value, "data_ptr") and arrays.overlaps(out, value):
                 return name
     return None
-
-
-def _nothing():
-    return _Nothing()
-
-
-class _LaunchSummary:
-    """The interpreter's record of one call, reduced to the facts the judge needs on a CPU."""
-
-    def __init__(self, context) -> None:
-        self._context = context
-        self.record = None
-
-    def __enter__(self):
-        self.record = self._context.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        return self._context.__exit__(*exc)
-
-    def summary(self, out, module_path: str | None) -> dict:
-        stored, equal = self.record.written_by_kernels(out)
-        # A kernel defined outside the learner's file is named with its file, so that no name of
-        # theirs can match it.
-        here = os.path.realpath(module_path) if module_path else None
-        return {
-            "kernels": sorted({k.name if os.path.realpath(k.file) == here else f"{k.name} (from {os.path.basename(k.file)})" for k in self.record.kernels()}),
-            "output_stored": bool(stored),
-            "output_is_what_was_stored": bool(equal),
-        }
 
 
 def _versions(torch) -> dict:

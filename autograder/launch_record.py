@@ -5,6 +5,7 @@ while ``interpreter.record_launches`` is active."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -120,3 +121,30 @@ def _tensor_bytes(tensor) -> tuple[np.ndarray, np.ndarray]:
     addresses = (element_addresses[:, None] + np.arange(itemsize, dtype=np.uint64)).reshape(-1)
     current = tensor.detach().contiguous().reshape(-1).view(torch.uint8).numpy()
     return addresses, current
+
+
+class LaunchSummary:
+    """The interpreter's record of one call, reduced to the facts the judge needs on a CPU
+    (``context`` is ``interpreter.record_launches()``)."""
+
+    def __init__(self, context) -> None:
+        self._context = context
+        self.record = None
+
+    def __enter__(self):
+        self.record = self._context.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._context.__exit__(*exc)
+
+    def summary(self, out, module_path: str | None) -> dict:
+        stored, equal = self.record.written_by_kernels(out)
+        # A kernel defined outside the learner's file is named with its file, so that no name of
+        # theirs can match it.
+        here = os.path.realpath(module_path) if module_path else None
+        return {
+            "kernels": sorted({k.name if os.path.realpath(k.file) == here else f"{k.name} (from {os.path.basename(k.file)})" for k in self.record.kernels()}),
+            "output_stored": bool(stored),
+            "output_is_what_was_stored": bool(equal),
+        }
