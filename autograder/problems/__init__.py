@@ -1,3 +1,8 @@
-"""Every act's problem definitions; importing this package registers them."""
+"""Every act's problem definitions; importing this package registers them: the modules listed here,
+and every folder that holds a ``spec.toml`` (autograder.problems.folders)."""
 
-from . import act0, act1, act2, act4_sgemm, act4_triton  # noqa: F401
+from ..problem import register
+from . import act1, act2, act4_sgemm, act4_triton, folders  # noqa: F401
+
+for _folder in folders.spec_folders():
+    register(folders.load(_folder))

@@ -1,0 +1,1 @@
+"""Act 0, exercise 2: SAXPY as a CuPy RawKernel."""

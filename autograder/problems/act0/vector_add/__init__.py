@@ -1,0 +1,1 @@
+"""Act 0, exercise 1: vector add in Triton."""
