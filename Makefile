@@ -38,7 +38,7 @@ lint: $(STAMP)
 test: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m pytest -m "not gpu" -q
 
-# Run on a GPU machine; each writes one archive under $(OUT) (logs, results/, executed notebooks)
+# Run on a GPU machine; each writes one archive under $(OUT) (the run's folder results/runs/<name>/, executed notebooks)
 # and fitted a 10-minute call on one H200 (README: measured times). test-gpu: the ceilings, every solution notebook at full
 # marks (speed included), every untouched exercise at zero, the timing-protocol and checker tests,
 # and the benchmark tables built from those gradings.

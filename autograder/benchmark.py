@@ -1,6 +1,7 @@
 """The speed benchmark of the reference solutions: every solution notebook graded on this GPU, the
-numbers written to results/ (JSON with the device, versions and date; one Markdown table per act;
-one roofline per exercise), and each solution checked against its target."""
+numbers written to a run's folder, results/runs/<date>-<GPU>-benchmark/ by default (JSON with the
+device, versions and date; one Markdown table per act; one roofline per exercise), and each solution
+checked against its target."""
 
 from __future__ import annotations
 

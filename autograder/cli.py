@@ -127,9 +127,10 @@ def validate(args) -> int:
 
 
 def bench(args) -> int:
-    from . import benchmark
+    from . import benchmark, results
 
-    return benchmark.run(Path(args.solutions), Path(args.out), Path(args.recorded) if args.recorded else None)
+    out = Path(args.out) if args.out else results.RUNS_DIR / results.run_name(results.BENCHMARK, results.this_gpu())
+    return benchmark.run(Path(args.solutions), out, Path(args.recorded) if args.recorded else None)
 
 
 def stability(args) -> int:
@@ -155,9 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     v = sub.add_parser("validate", help="grade a notebook (or folder) afresh from its source; print Success only if every exercise earns all the points gradable here")
     v.add_argument("path")
     v.set_defaults(func=validate)
-    b = sub.add_parser("bench", help="time the reference solutions and write results/")
+    b = sub.add_parser("bench", help="time the reference solutions and write a benchmark run's folder in results/runs/")
     b.add_argument("--solutions", default=str(REPO_ROOT / "solutions"))
-    b.add_argument("--out", default=str(REPO_ROOT / "results"))
+    b.add_argument("--out", help="the run's folder (default: results/runs/<date>-<this GPU>-benchmark/, the run the book shows once it is the newest)")
     b.add_argument("--from", dest="recorded", help="build the tables from the results the solution notebooks recorded (AUTOGRADER_RESULTS_DIR) instead of grading again")
     b.set_defaults(func=bench)
     s = sub.add_parser("stability", help="merge the GPU run's repeated-grading records into one JSON file and a Markdown table")

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from autograder.results import latest_run
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 # Every page the table of contents promises, as its HTML path under _build/html.
@@ -38,7 +40,7 @@ EXERCISE_NOTEBOOKS = [
 # Built from _config.yml's repository and launch_buttons settings; a change there that breaks the
 # "open in Colab" path of the course should fail here rather than in front of a learner.
 COLAB_PREFIX = "https://colab.research.google.com/github/gpu-brrr/gpu-brrr/blob/main/"
-# The roofline plots written by `python -m autograder bench` on the project's GPU run, which the
+# The roofline plots written by `python -m autograder bench` into the latest benchmark run, which the
 # results page shows as figures.
 ROOFLINES = ["act0.vector_add-roofline.png", "act0.saxpy-roofline.png"]
 
@@ -78,10 +80,13 @@ def test_book_builds_without_warnings_and_has_every_page(tmp_path: Path) -> None
         link = f"{COLAB_PREFIX}{notebook}.ipynb"
         assert link in page, f"{notebook}.html has no Colab launch link {link}"
 
-    # The results page pulls in results/act0.md, written by the project's GPU run: its table comes on
-    # top of the page's own table that explains the columns.
+    # The results page pulls in act0.md of the latest benchmark run: its table comes on top of the
+    # page's own table that explains the columns, and names that run's date.
     results = (html / "book/act0-start/results.html").read_text(encoding="utf-8")
-    assert results.count("<table") >= 2, "the Act 0 results page shows no measured table: is results/act0.md there?"
+    latest_table = (latest_run() / "act0.md").read_text(encoding="utf-8")
+    assert results.count("<table") >= 2, "the Act 0 results page shows no measured table: is act0.md in the latest benchmark run?"
+    date_and_python = re.search(r"on \d{4}-\d{2}-\d{2} with Python [^,]+", latest_table).group(0)
+    assert date_and_python in results, f"the Act 0 results page does not show the latest benchmark run's table ({date_and_python})"
     # The committed run was made on an H200; the page (through the included table and the captions)
     # must say so, since a number without its device means little.
     assert "NVIDIA H200" in results, "the Act 0 results page does not name the GPU the numbers came from"

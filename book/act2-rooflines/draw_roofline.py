@@ -1,7 +1,7 @@
 """Draws roofline-h200.png for the Act 2 chapter: `python book/act2-rooflines/draw_roofline.py`.
 
 The ceilings are the three the grader measured on an NVIDIA H200 in the course's GPU run
-(results/gpu-run/doctor.log). The example operations are placed ON the roof at their arithmetic
+(results/runs/2026-11-22-h200-ceilings/doctor.log). The example operations are placed ON the roof at their arithmetic
 intensity: the figure shows where each would land at its bound, not a measurement of it.
 """
 

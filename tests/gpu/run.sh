@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `make test-gpu`: on a GPU machine, with its own python3 (its torch, Triton and CuPy match its CUDA).
-# Measures this GPU's ceilings, runs the reference-solution speed benchmark (results/), then every
-# GPU test: solution notebooks at full marks, untouched exercises at zero, the adversarial
-# submissions' verdicts and the timing protocol. Everything lands in one archive under OUT.
+# Measures this GPU's ceilings, runs the reference-solution speed benchmark, then every GPU test:
+# solution notebooks at full marks, untouched exercises at zero, the adversarial submissions'
+# verdicts and the timing protocol. Everything lands in one archive under OUT; the run's own files
+# (logs, device.json, date.txt, the benchmark's tables and plots) in its folder results/runs/<name>/,
+# to be committed as it is.
 set -uo pipefail
 OUT="${1:-gpu-out}"
 mkdir -p "$OUT"
@@ -20,18 +22,18 @@ step() {
   shift
   echo "== $name: $*"
   local started=$SECONDS
-  "$@" > "$WORK/$name.log" 2>&1
+  "$@" > "$RUN/$name.log" 2>&1
   local rc=$?
   echo "   exit $rc after $((SECONDS - started)) s"
-  tail -n "${TAIL_LINES:-40}" "$WORK/$name.log"
+  tail -n "${TAIL_LINES:-40}" "$RUN/$name.log"
   [ "$rc" -eq 0 ] || status=1
   pack
 }
 
 # Re-packed after every step, so a step cut off by a time limit still leaves the earlier results.
 pack() {
-  "$PY" -c "import json,sys,torch,triton; print(json.dumps({'device': torch.cuda.get_device_name(0), 'torch': torch.__version__, 'triton': triton.__version__, 'python': sys.version.split()[0]}))" > "$WORK/device.json" 2>/dev/null
-  date -u +%Y-%m-%dT%H:%M:%SZ > "$WORK/date.txt"
+  "$PY" -c "import json,sys,torch,triton; print(json.dumps({'device': torch.cuda.get_device_name(0), 'torch': torch.__version__, 'triton': triton.__version__, 'python': sys.version.split()[0]}))" > "$RUN/device.json" 2>/dev/null
+  date -u +%Y-%m-%dT%H:%M:%SZ > "$RUN/date.txt"
   tar -czf "$OUT/gpu-results.tar.gz.tmp" -C "$WORK" --exclude=cache . && mv "$OUT/gpu-results.tar.gz.tmp" "$OUT/gpu-results.tar.gz"
 }
 
@@ -42,6 +44,12 @@ pack() {
 STEPS="${STEPS:-bench book notebooks adversarial}"
 STEPS="${STEPS/notebooks/solutions exercises}"
 has() { [[ " $STEPS " == *" $1 "* ]]; }
+# The folder is named the way the book finds runs (autograder/results.py): a run that builds the
+# benchmark tables is a benchmark run, the one the book shows once it is the newest.
+if has bench; then what=benchmark; else what="${STEPS// /-}"; fi
+name=$("$PY" -c 'import sys; from autograder import results; print(results.run_name(sys.argv[1], results.this_gpu()))' "$what")
+RUN="$WORK/results/runs/${name:-$(date -u +%F)-$what}"
+mkdir -p "$RUN"
 DEADLINE=$((SECONDS + ${TOTAL_S:-560}))
 step doctor "$PY" -m autograder doctor --remeasure
 if has tune; then
@@ -50,7 +58,7 @@ if has tune; then
   done
 fi
 # Without the notebooks step, the benchmark grades every solution itself.
-has bench && ! has solutions && step bench "$PY" -m autograder bench --out "$WORK/results"
+has bench && ! has solutions && step bench "$PY" -m autograder bench --out "$RUN"
 # The book's demo notebooks, executed here; their executed copies are committed over book/.
 has book && step book-demos timeout 300 "$PY" tests/gpu/execute_book.py "$WORK/book"
 # pytest-timeout (in the GPU image) names the test and the line where anything hangs. Timing-sensitive
@@ -73,7 +81,7 @@ fi
 # from both calls' graded results (`python -m autograder bench --from DIR` needs no GPU).
 has solutions && step pytest-gpu timeout "${NOTEBOOKS_S:-480}" "${PYTEST[@]}" "${SPREAD[@]}" -m gpu -v --durations=12 -k "not stability and not test_untouched_exercise and not test_exact_solution and (${SOLUTIONS_K:-not nothing})" tests/gpu
 # With it, the benchmark tables are built from the gradings the solution notebooks just received.
-has bench && has solutions && step bench "$PY" -m autograder bench --from "$WORK/graded" --out "$WORK/results"
+has bench && has solutions && step bench "$PY" -m autograder bench --from "$WORK/graded" --out "$RUN"
 # Untouched exercises only need the right verdict (zero, no crash), and the solution notebooks with
 # only exact answers time nothing, so they share the GPU.
 has exercises && step pytest-exercises-gpu timeout "${EXERCISES_S:-240}" "${PYTEST[@]}" -m gpu -n $((${EXERCISES_N:-8} * NGPU)) -v -k "test_untouched_exercise or test_exact_solution" tests/gpu/test_notebooks_gpu.py
@@ -90,5 +98,5 @@ if has stability; then
   [ -n "${STABILITY_K:-}" ] && select=(-k "$STABILITY_K")
   step pytest-stability-gpu timeout "$left" "${PYTEST[@]}" --timeout="$left" "${SPREAD[@]}" -m gpu -v "${select[@]}" tests/gpu/test_stability_gpu.py
 fi
-echo "== status $status after $SECONDS s; archive $OUT/gpu-results.tar.gz"
+echo "== status $status after $SECONDS s; archive $OUT/gpu-results.tar.gz, the run in ${RUN#"$WORK"/}/"
 exit "$status"
