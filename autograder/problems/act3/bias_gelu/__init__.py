@@ -1,0 +1,1 @@
+"""Act 3: bias + GELU fused into one Triton kernel."""
