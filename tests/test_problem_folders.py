@@ -3,6 +3,8 @@ and a spec that does not say what the grader needs fails with the file and the k
 
 from __future__ import annotations
 
+import json
+import re
 import tomllib
 from pathlib import Path
 
@@ -75,3 +77,21 @@ def test_a_reference_without_its_functions_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(folders, "_module_name", lambda f: "actx.demo")
     with pytest.raises(folders.SpecError, match="must define reference, library, bytes_moved, flops"):
         folders.load(folder)
+
+
+GRADED_CALL = re.compile(r'autograder\.(grade|grade_correctness|grade_speed)\(\s*"([^"]+)"')
+
+
+@pytest.mark.parametrize("problem", registry.all_problems(), ids=lambda p: p.name)
+def test_the_points_nbgrader_records_are_the_specs(problem):
+    notebook = json.loads((ROOT / "solutions" / f"{problem.notebook}.ipynb").read_text())
+    worth = {"grade": problem.max_points, "grade_correctness": problem.correctness_points, "grade_speed": problem.speed_points}
+    graded = []
+    for cell in notebook["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        for part, name in GRADED_CALL.findall("".join(cell["source"])):
+            if name == problem.name:
+                assert meta.get("grade"), f"{problem.notebook}: the cell grading {name} is not an nbgrader graded cell"
+                assert meta["points"] == worth[part], f"{problem.notebook}: {part} of {name} is worth {worth[part]} in its spec, {meta['points']} in the notebook"
+                graded.append(part)
+    assert sum(worth[p] for p in graded) == problem.max_points, f"{problem.notebook} does not grade all of {problem.name}"
