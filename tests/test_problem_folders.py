@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_every_folder_is_a_registered_problem_and_a_package_of_the_wheel():
-    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    listed = set(folders.tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = folders.spec_folders()
     assert {f.relative_to(folders.PROBLEMS_ROOT).as_posix() for f in found} >= {"act0/vector_add", "act0/saxpy"}
     for folder in found:

@@ -7,8 +7,13 @@ that holds a spec (autograder/problems/__init__.py)."""
 from __future__ import annotations
 
 import importlib
-import tomllib
+import sys
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 from .. import metrics
 from ..problem import LinearScale, Problem
