@@ -4,29 +4,15 @@ worker only receives inputs and returns where its output is."""
 
 from __future__ import annotations
 
-import itertools
-import math
-import random
 import secrets
 import statistics
 import time
 
 import torch
 
-from . import checking, crosstime, shared, timing
+from . import checking, shared, timing
 from .session import WorkerGone
-
-WARMUP_WINDOWS = 3
-# A timed window holds several calls when one call is short, so the switch between processes
-# (about 300 us on an H100, drifting by tens of microseconds within a grading) stays a small share
-# of what is measured: windows last at least this long at the physical floor ...
-BATCH_WINDOW_US = 4000.0
-# ... with at most this many calls, whose inputs and outputs take at most this share of the GPU's
-# memory and of what is free when the grading starts (other gradings may share the GPU).
-MAX_BATCH = 32
-BATCH_MEMORY_SHARE, BATCH_FREE_SHARE = 0.2, 0.5
-# Ids of shared inputs, unique across every KernelStages of a judge (its workers keep them by id).
-_INPUT_IDS = itertools.count(1)
+from .windows import INPUT_IDS, TimedWindows, size_repr
 
 
 def _synchronize(device: str) -> None:
@@ -34,7 +20,9 @@ def _synchronize(device: str) -> None:
         torch.cuda.synchronize()
 
 
-class KernelStages:
+class KernelStages(TimedWindows):
+    """The correctness cases of a kernel exercise; its timed windows come from TimedWindows."""
+
     def __init__(self, grading) -> None:
         self.g = grading
         self.problem = grading.problem
@@ -42,7 +30,6 @@ class KernelStages:
         self.out_dtype = getattr(torch, self.problem.out_dtype)
         self.reader = shared.OutputReader() if self.device == "cuda" else None
         self.arena = shared.Arena()
-        self._null_id: int | None = None
 
     # -- correctness --------------------------------------------------------------------------------
     def correctness(self, timed: bool) -> None:
@@ -86,7 +73,7 @@ class KernelStages:
         shared_inputs = shared.Inputs(inputs, self.device, g.shared_folder, self.arena)
         _synchronize(self.device)
         clock.append(time.monotonic())
-        label = _size_repr(size)
+        label = size_repr(size)
         try:
             answer, payload = self._ask_call(g.learner, shared_inputs, {"canary": True, "out_numel": reference.numel(), "out_dtype": p.out_dtype})
         except WorkerGone as gone:
@@ -123,7 +110,7 @@ class KernelStages:
         return checking.judge_values(size, out, reference, tol).to_dict(), answer
 
     def _ask_call(self, session, shared_inputs, extra: dict) -> tuple[dict, bytes]:
-        inputs_id = next(_INPUT_IDS)
+        inputs_id = next(INPUT_IDS)
         header, _ = session.ask({"op": "inputs", "id": inputs_id, "inputs": shared_inputs.describe()}, timeout=self.g.remaining())
         if not header.get("opened"):
             raise WorkerGone("ERROR", "the worker could not open the inputs")
@@ -147,208 +134,6 @@ class KernelStages:
         if self.device == "cuda":
             return self.reader.view(meta).clone()
         return shared.output_from_bytes(meta, payload)
-
-    # -- timed calls --------------------------------------------------------------------------------
-    def plan_windows(self) -> dict:
-        """Calls per timed window at each benchmark size, the same for the learner and the library:
-        enough that a window lasts BATCH_WINDOW_US at this GPU's physical floor, within a share of
-        its memory. Decided before the learner's code is loaded, from the problem and the GPU
-        alone, so nothing the learner does changes it."""
-        p = self.problem
-        total = torch.cuda.get_device_properties(0).total_memory
-        free, _ = torch.cuda.mem_get_info()
-        memory = min(BATCH_MEMORY_SHARE * total, BATCH_FREE_SHARE * free)
-        planned = {}
-        for size in p.bench_sizes:
-            floor_us = timing.floor_ms(p, size, self.g.result["ceilings"]) * 1e3
-            inputs = p.make_inputs(size, secrets.randbits(62), "cuda")
-            out = p.library(**inputs)
-            tensor_bytes = sum(v.numel() * v.element_size() for v in inputs.values() if isinstance(v, torch.Tensor))
-            # The judge's drawn and shared inputs, the worker's output and the judge's copy of it.
-            per_call = 2 * tensor_bytes + 2 * out.numel() * out.element_size()
-            planned[_size_repr(size)] = batch_size(floor_us, per_call, int(memory))
-            del inputs, out
-        torch.cuda.empty_cache()
-        return planned
-
-    def timed(self, session, size, seed: int, check: bool, phase: str | None) -> dict:
-        """Warm-up and timed windows of ``session``'s function at one size; returns the raw event
-        times per window, the calls per window, how many timed outputs were wrong, the trusted
-        helper's null calls made between the windows (the switch between processes, measured while
-        they ran) and, when ``check``, the correctness case of the first call (against the float64
-        reference: the benchmark size is a correctness case too). Every call gets inputs drawn
-        afresh by the problem's own generator and every output is read, so a timed call cannot be
-        told from a checked one and its tolerance holds for every draw."""
-        p, g, timer = self.problem, self.g, self.g.timer
-        draws = random.Random(seed)
-        private = p.make_inputs(size, draws.getrandbits(62), "cuda")
-        count = self.g.windows.get(_size_repr(size), 1)
-        with torch.cuda.stream(timer.stream):
-            shared_sets, descriptors = shared_sets_of(private, count, "cuda", arena=self.arena)
-        torch.cuda.synchronize()
-        ids = [next(_INPUT_IDS) for _ in range(count)]
-        for inputs_id, described in zip(ids, descriptors, strict=True):
-            session.ask({"op": "inputs", "id": inputs_id, "inputs": described}, timeout=g.remaining())
-        checked: dict = {}
-        current: dict = {}
-
-        def draw() -> None:
-            # Drawn before the timer's head start: a generator may wait for the GPU.
-            current["inputs"] = []
-            for _ in range(count):
-                fresh = p.make_inputs(size, draws.getrandbits(62), "cuda")
-                current["inputs"].append({name: _same_kind(fresh.get(name), value) for name, value in private.items()})
-
-        def refill() -> None:
-            for tensors, inputs in zip(shared_sets, current["inputs"], strict=True):
-                for name, value in inputs.items():
-                    if isinstance(value, torch.Tensor):
-                        tensors[name].copy_(value)
-
-        def read(answer: dict) -> list[torch.Tensor] | None:
-            outputs = answer.get("outputs")
-            if not isinstance(outputs, list) or len(outputs) != count:
-                return None
-            return [self.reader.view(meta) for meta in outputs]
-
-        def one_window() -> tuple[crosstime.Raw, int]:
-            draw()
-            raw, answer, copies = timer.call(
-                send=lambda gate: session.send_only({"op": "call", "ids": ids, "gate": gate}),
-                ready=session.readable,
-                receive=lambda: session.receive(g.remaining(), "a timed call")[0],
-                refill=refill,
-                read=read,
-                deadline_s=g.remaining(),
-            )
-            if "error" in answer:
-                raise WorkerGone("ERROR", f"your function raised {answer['error']['type']} in a timed call: {answer['error']['message'][:300]}")
-            if not check:
-                return raw, 0
-            wrong = 0
-            metas = answer.get("outputs") if len(copies) == count else None
-            for index, inputs in enumerate(current["inputs"]):
-                wrong += 0 if self._timed_output_ok(size, answer, metas, copies, index, inputs, checked) else 1
-            torch.cuda.synchronize()
-            return raw, wrong
-
-        raws, nulls, wrong = [], [], 0
-        if phase:
-            g.watch(session, f"warm-up {phase}", "start")
-        for _ in range(WARMUP_WINDOWS):
-            one_window()
-            if checked and not checked["case"]["passed"]:
-                break
-        if phase:
-            g.watch(session, f"warm-up {phase}", "stop")
-        if not checked or checked["case"]["passed"]:
-            if phase:
-                g.watch(session, phase, "start")
-            started = time.monotonic()
-            while len(raws) < timing.MAX_CALLS:
-                raw, window_wrong = one_window()
-                raws.append(raw)
-                nulls.append(self.null_call())
-                wrong += window_wrong
-                # MIN_CALLS windows at least, then enough calls or enough GPU time.
-                enough = len(raws) >= timing.MIN_CALLS and (len(raws) * count >= timing.MAX_CALLS or sum(r.window_us for r in raws) * 1e-6 >= timing.TIMED_SECONDS)
-                if enough or (len(raws) >= timing.MIN_CALLS and time.monotonic() - started > 20.0):
-                    break
-            if phase:
-                g.watch(session, phase, "stop")
-        self.reader.close()
-        for inputs_id in ids:
-            session.ask({"op": "drop", "id": inputs_id}, timeout=g.remaining())
-        return {"raws": raws, "calls_per_window": count, "nulls": nulls, "wrong": wrong, "case": checked.get("case")}
-
-    def _timed_output_ok(self, size, answer: dict, metas: list | None, copies: list, index: int, inputs: dict, checked: dict) -> bool:
-        """One output of a timed window against the library's answer for its inputs; the first
-        output at a size is also its correctness case."""
-        p, timer = self.problem, self.g.timer
-        with torch.cuda.stream(timer.stream):
-            expected = p.library(**inputs)
-            copy = copies[index] if metas is not None else None
-            one = {key: answer[key] for key in ("aliases", "wrong_type") if key in answer}
-            if metas is not None:
-                one["output"] = metas[index]
-            if not checked:
-                checked["case"] = self._first_case(size, one, copy, inputs, expected)
-                checked["tolerance"] = self._loop_tolerance
-            try:
-                return copy is not None and self._screen_output(one, expected) is None and checking.close_enough(copy, expected, checked["tolerance"])
-            except (TypeError, RuntimeError):
-                return False
-
-    def _first_case(self, size, answer: dict, copy, private: dict, expected: torch.Tensor) -> dict:
-        """The first call at a benchmark size, judged like any correctness case; it also sets the
-        tolerance of the timed calls that follow (against the library's answer, which is itself up
-        to the library's error from the truth, so both errors are allowed)."""
-        p = self.problem
-        reference = p.reference(**private)
-        tol = checking.derive_tolerance(reference, expected, self.out_dtype, p.tolerance_factor)
-        self._loop_tolerance = checking.Tolerance(atol=2 * tol.atol + tol.library_max_error, rtol=2 * tol.rtol, library_max_error=0.0)
-        message = self._screen_output(answer, reference)
-        if message is not None or copy is None:
-            return checking.Case(size, False, message or "no output came back").to_dict()
-        return checking.judge_values(size, copy, reference, tol).to_dict()
-
-    def null_calls(self, count: int = 20) -> list[crosstime.Raw]:
-        """The helper's trivial calls: the cost of switching contexts, for subtraction."""
-        self.g.select(self.g.helper, "null_entry")
-        raws = [self.null_call() for _ in range(count + 2)]
-        return raws[2:]
-
-    def null_call(self) -> crosstime.Raw:
-        """One call of the helper's trivial kernel through the same protocol as a timed call."""
-        g, timer = self.g, self.g.timer
-        if self._null_id is None:
-            self._null_id = next(_INPUT_IDS)
-            g.helper.ask({"op": "inputs", "id": self._null_id, "inputs": []}, timeout=g.remaining())
-        raw, _, _ = timer.call(
-            send=lambda gate: g.helper.send_only({"op": "call", "ids": [self._null_id], "gate": gate, "entry": "null_entry"}),
-            ready=g.helper.readable,
-            receive=lambda: g.helper.receive(g.remaining(), "a calibration call")[0],
-            refill=lambda: None,
-            read=lambda answer: [self.reader.view(meta) for meta in answer["outputs"]],
-            deadline_s=g.remaining(),
-        )
-        return raw
-
-
-def batch_size(floor_us: float, call_bytes: int, memory_bytes: int) -> int:
-    """Calls per timed window: enough to fill BATCH_WINDOW_US at the floor, at most MAX_BATCH, and
-    no more than fit in ``memory_bytes`` (at least one)."""
-    wanted = MAX_BATCH if floor_us <= 0 else math.ceil(BATCH_WINDOW_US / floor_us)
-    fits = memory_bytes // max(call_bytes, 1)
-    return max(1, min(MAX_BATCH, wanted, fits))
-
-
-def shared_sets_of(private: dict, count: int, device: str, folder: str | None = None, arena=None) -> tuple[list[dict], list[list[dict]]]:
-    """``count`` shared copies of one call's inputs (on a GPU, in one allocation): the tensors of
-    each for the judge to refill, and the descriptors of each for the worker to open."""
-    combined = {f"{index}/{name}": value for index in range(count) for name, value in private.items()}
-    inputs = shared.Inputs(combined, device, folder, arena)
-    tensors: list[dict] = [{} for _ in range(count)]
-    descriptors: list[list[dict]] = [[] for _ in range(count)]
-    for described in inputs.describe():
-        index, name = described["name"].split("/", 1)
-        descriptors[int(index)].append({**described, "name": name})
-        if described["name"] in inputs.tensors:
-            tensors[int(index)][name] = inputs.tensors[described["name"]]
-    return tensors, descriptors
-
-
-def _same_kind(fresh, first):
-    """A freshly drawn input where it can stand in the first one's shared memory; scalars (which the
-    worker received once) and anything of another shape or type stay as they were."""
-    if isinstance(first, torch.Tensor) and isinstance(fresh, torch.Tensor) and fresh.shape == first.shape and fresh.dtype == first.dtype:
-        return fresh
-    return first
-
-
-def _size_repr(size):
-    return size if isinstance(size, (int, float, str)) else repr(size)
-
 
 def summarise(charges_us: list[float]) -> dict:
     ms = [c * 1e-3 for c in charges_us]

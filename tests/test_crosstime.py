@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from autograder import crosstime, speedrows
-from autograder.judging import _same_kind
+from autograder.windows import _same_kind
 
 REF = crosstime.Reference(switch_us=300.0, pre_us=400.0, copy_us=90.0)
 
@@ -84,23 +84,23 @@ def test_only_the_library_helper_calls_another_entry_by_name():
 
 
 def test_short_calls_share_a_window_within_the_memory_share():
-    from autograder import judging
+    from autograder import windows
 
     gib = 1 << 30
-    assert judging.batch_size(floor_us=135.0, call_bytes=768 << 20, memory_bytes=16 * gib) == 21
-    assert judging.batch_size(floor_us=200.0, call_bytes=768 << 20, memory_bytes=16 * gib) == 20
-    assert judging.batch_size(floor_us=10.0, call_bytes=1 << 20, memory_bytes=16 * gib) == judging.MAX_BATCH
-    assert judging.batch_size(floor_us=5000.0, call_bytes=1 << 20, memory_bytes=16 * gib) == 1
-    assert judging.batch_size(floor_us=135.0, call_bytes=768 << 20, memory_bytes=3 * gib) == 4
-    assert judging.batch_size(floor_us=1.0, call_bytes=64 * gib, memory_bytes=16 * gib) == 1
-    assert judging.batch_size(floor_us=0.0, call_bytes=1 << 20, memory_bytes=16 * gib) == judging.MAX_BATCH
+    assert windows.batch_size(floor_us=135.0, call_bytes=768 << 20, memory_bytes=16 * gib) == 21
+    assert windows.batch_size(floor_us=200.0, call_bytes=768 << 20, memory_bytes=16 * gib) == 20
+    assert windows.batch_size(floor_us=10.0, call_bytes=1 << 20, memory_bytes=16 * gib) == windows.MAX_BATCH
+    assert windows.batch_size(floor_us=5000.0, call_bytes=1 << 20, memory_bytes=16 * gib) == 1
+    assert windows.batch_size(floor_us=135.0, call_bytes=768 << 20, memory_bytes=3 * gib) == 4
+    assert windows.batch_size(floor_us=1.0, call_bytes=64 * gib, memory_bytes=16 * gib) == 1
+    assert windows.batch_size(floor_us=0.0, call_bytes=1 << 20, memory_bytes=16 * gib) == windows.MAX_BATCH
 
 
 def test_each_call_of_a_window_gets_inputs_of_its_own(tmp_path):
-    from autograder import judging, shared
+    from autograder import shared, windows
 
     private = {"x": torch.randn(5), "y": torch.randn(2, 3), "n": 5}
-    tensors, descriptors = judging.shared_sets_of(private, 3, "cpu", str(tmp_path))
+    tensors, descriptors = windows.shared_sets_of(private, 3, "cpu", str(tmp_path))
     assert [[d["name"] for d in described] for described in descriptors] == [["x", "y", "n"]] * 3
     opened = [shared.open_inputs(described, "cpu") for described in descriptors]
     for index, (mine, theirs) in enumerate(zip(tensors, opened, strict=True)):
