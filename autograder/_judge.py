@@ -18,59 +18,8 @@ import sys
 import tempfile
 import time
 
-from . import osguard
-
-HELPER_MODULE = '''
-import torch
-from autograder import registry as _registry
-
-_problem = _registry.get({name!r})
-_names = {names!r}
-_null_out = torch.zeros(1, device="cuda")
-# What the library runs on this GPU (SDPA's backend, say), decided here as the judge decides it.
-_baseline = _problem.baseline_for("cuda")
-
-
-def library_entry(*args):
-    return _baseline.run(**dict(zip(_names, args)))
-
-
-def null_entry(*args):
-    # One trivial kernel: the calls of every worker pay the same switch between contexts.
-    _null_out.zero_()
-    return _null_out
-
-
-def _extra(library):
-    return lambda *args: library(**dict(zip(_names, args)))
-
-
-for _index, (_, _library) in enumerate(_baseline.extra_libraries):
-    globals()[f"extra_{{_index}}"] = _extra(_library)
-'''
-
-
-class Workers:
-    """The learner's worker and (on a GPU) the trusted library helper, started before the job is
-    known: their imports, CUDA contexts and profiler set-up run while this process imports its own
-    (or, for a judge started ahead of a grading, while the learner is still writing code)."""
-
-    def __init__(self, workdir: str, device: str, helper: bool, warm_profiler: bool) -> None:
-        from .session import Session
-
-        self.workdir, self.device = workdir, device
-        self.learner = Session("learner", device, *self._folder("learner"), warm_profiler=warm_profiler)
-        self.helper = Session("library", device, *self._folder("library")) if helper else None
-
-    def _folder(self, role: str) -> tuple[str, str]:
-        folder = os.path.join(self.workdir, role)
-        os.makedirs(folder, exist_ok=True)
-        return folder, os.path.join(folder, "output.log")
-
-    def end(self) -> None:
-        for session in (self.learner, self.helper):
-            if session is not None:
-                session.end()
+from . import library_helper, osguard
+from .session import Workers
 
 
 class Grading:
@@ -97,7 +46,7 @@ class Grading:
         self.problem = registry.get(job["problem"])
         if self.helper is not None:
             with open(self.helper.setup["module"], "w", encoding="utf-8") as f:
-                f.write(HELPER_MODULE.format(name=self.problem.name, names=self._argument_names()))
+                f.write(library_helper.SOURCE.format(name=self.problem.name, names=self._argument_names()))
         self.phases: dict[str, dict] = {}
         self.own_kernels: set[str] = set()
         self.stopped = False

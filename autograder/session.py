@@ -179,3 +179,24 @@ def read_log(path: str) -> str:
         return f"{head}\n... [{size - LOG_HEAD - LOG_TAIL} bytes of output left out] ...\n{tail}"
     except OSError:
         return ""
+
+
+class Workers:
+    """The learner's worker and (on a GPU) the trusted library helper, started before the job is
+    known: their imports, CUDA contexts and profiler set-up run while this process imports its own
+    (or, for a judge started ahead of a grading, while the learner is still writing code)."""
+
+    def __init__(self, workdir: str, device: str, helper: bool, warm_profiler: bool) -> None:
+        self.workdir, self.device = workdir, device
+        self.learner = Session("learner", device, *self._folder("learner"), warm_profiler=warm_profiler)
+        self.helper = Session("library", device, *self._folder("library")) if helper else None
+
+    def _folder(self, role: str) -> tuple[str, str]:
+        folder = os.path.join(self.workdir, role)
+        os.makedirs(folder, exist_ok=True)
+        return folder, os.path.join(folder, "output.log")
+
+    def end(self) -> None:
+        for session in (self.learner, self.helper):
+            if session is not None:
+                session.end()

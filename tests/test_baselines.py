@@ -136,8 +136,8 @@ def test_a_baseline_the_targets_were_not_set_against_earns_no_speed_points():
 
 
 def test_the_library_helper_runs_the_baseline_the_judge_labels():
-    from autograder import _judge
+    from autograder import library_helper
 
-    module = _judge.HELPER_MODULE.format(name="act4.flash_attention", names=["q", "k", "v", "causal"])
+    module = library_helper.SOURCE.format(name="act4.flash_attention", names=["q", "k", "v", "causal"])
     assert "_baseline = _problem.baseline_for(" in module and "_baseline.run(" in module
     assert "enumerate(_baseline.extra_libraries)" in module
