@@ -18,7 +18,7 @@ import sys
 import time
 import traceback
 
-from . import jsonable, learner_code, osguard, wire
+from . import jsonable, learner_code, osguard, versions, wire
 
 
 class Worker:
@@ -75,7 +75,9 @@ class Worker:
     def start(self) -> dict:
         import torch
 
-        facts = {"versions": _versions(torch)}
+        facts = {"versions": versions.installed(("torch", "triton", "cupy"))}
+        if torch.cuda.is_available():
+            facts["versions"]["cuda"] = torch.version.cuda
         if self.device == "cuda":
             facts["device_name"] = torch.cuda.get_device_name(0)
         if self.language == "cupy":
@@ -160,7 +162,7 @@ class Worker:
             out = arrays.from_learner(raw, self.language)
         except TypeError as exc:
             return {"wrong_type": str(exc)}, b""
-        aliased = _aliased(out, [tensors])
+        aliased = arrays.aliased_input(out, [tensors])
         if aliased:
             return {"aliases": aliased}, b""
         facts = {}
@@ -196,7 +198,7 @@ class Worker:
             except TypeError as exc:
                 return {"wrong_type": str(exc)}, b""
         for out in self.kept:
-            aliased = _aliased(out, [tensors for tensors, _ in batch])
+            aliased = arrays.aliased_input(out, [tensors for tensors, _ in batch])
             if aliased:
                 return {"aliases": aliased}, b""
         return {"outputs": [shared.describe_output(out)[0] for out in self.kept]}, b""
@@ -290,31 +292,6 @@ class Worker:
         if self.flags is None:
             self.flags = cuda_driver.ipc_open(request["handle"])
         return {"flags": True}
-
-
-def _aliased(out, input_sets: list[dict]) -> str | None:
-    """The name of an input that the output shares memory with, if any."""
-    from . import arrays
-
-    for tensors in input_sets:
-        for name, value in tensors.items():
-            if hasattr(value, "data_ptr") and arrays.overlaps(out, value):
-                return name
-    return None
-
-
-def _versions(torch) -> dict:
-    import platform
-
-    versions = {"python": platform.python_version(), "torch": torch.__version__}
-    for name in ("triton", "cupy"):
-        try:
-            versions[name] = __import__(name).__version__
-        except Exception:  # noqa: BLE001 -- a missing or broken optional package is just absent
-            versions[name] = None
-    if torch.cuda.is_available():
-        versions["cuda"] = torch.version.cuda
-    return versions
 
 
 def main() -> None:

@@ -66,6 +66,15 @@ def overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a0 < b1 and b0 < a1
 
 
+def aliased_input(out: torch.Tensor, input_sets: list[dict]) -> str | None:
+    """The name of an input (of any of ``input_sets``) that ``out`` shares memory with, if any."""
+    for tensors in input_sets:
+        for name, value in tensors.items():
+            if hasattr(value, "data_ptr") and overlaps(out, value):
+                return name
+    return None
+
+
 def synchronize(device: str) -> None:
     if device.startswith("cuda"):
         torch.cuda.synchronize()

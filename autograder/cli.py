@@ -4,25 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import sys
 import time
 from pathlib import Path
 
-from . import grading, metrics, notebooks, registry, report
+from . import grading, metrics, notebooks, registry, report, versions
 from . import problem as problem_mod
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def _versions() -> dict:
-    versions = {"python": platform.python_version()}
-    for name in ("torch", "triton", "cupy", "nbgrader"):
-        try:
-            versions[name] = __import__(name).__version__
-        except Exception:  # noqa: BLE001 -- absent or broken optional packages are reported as such
-            versions[name] = "not installed"
-    return versions
+    return {name: version or "not installed" for name, version in versions.installed(("torch", "triton", "cupy", "nbgrader")).items()}
 
 
 def doctor(args) -> int:
