@@ -76,7 +76,7 @@ def test_every_other_problem_keeps_its_one_baseline_everywhere():
 
 
 def test_tf32_stays_off_in_the_fp32_baselines_whatever_the_learner_set():
-    from autograder.problems import act4_sgemm
+    from autograder.problems.act4 import matmul as act4_matmul
 
     matmul = torch.backends.cuda.matmul
     previous = matmul.fp32_precision
@@ -91,7 +91,7 @@ def test_tf32_stays_off_in_the_fp32_baselines_whatever_the_learner_set():
 
         torch.matmul = spy
         try:
-            act4_sgemm.sgemm_library(torch.ones(2, 2), torch.ones(2, 2))
+            act4_matmul.sgemm_library(torch.ones(2, 2), torch.ones(2, 2))
         finally:
             torch.matmul = original
         assert seen == ["ieee"] and matmul.fp32_precision == "tf32"
