@@ -22,6 +22,11 @@ order (blocked, or split along K). On a CPU simulation (128x128 outputs, float64
 one-after-another FMA accumulation was 2.5x, 6.1x and 9.3x as far off as a blocked summation at
 K = 517, 4096 and 8192. Sixteen times the library's error leaves room for that; a kernel that rounds
 its inputs to float16 or TF32 (10 mantissa bits) is still 5x to 50x beyond it.
+
+The Triton matmul is two problems, ``act4.matmul_bf16`` and ``act4.matmul_fp16``, graded on the same
+function from one notebook: the output dtype, the tolerance's units in the last place and the
+measured matmul ceiling that sets the physical floor all depend on the dtype, and each of them is
+one field of a problem.
 """
 
 from __future__ import annotations
@@ -67,3 +72,31 @@ def sgemm_bytes(size) -> float:
     m, n, k = size
     return float(m * k + k * n + m * n) * 4.0
 
+
+# --- Triton matmul: bfloat16 or float16 A and B, float32 accumulation, cuBLAS -------------------------
+
+
+def matmul_inputs(dtype: torch.dtype):
+    """make_inputs for one dtype: A and B drawn in float32, then rounded to ``dtype``."""
+
+    def make_inputs(size: tuple[int, int, int], seed: int, device: str) -> dict:
+        m, n, k = size
+        generator = torch.Generator(device=device).manual_seed(seed)
+        a = torch.randn(m, k, generator=generator, device=device, dtype=torch.float32).to(dtype)
+        b = torch.randn(k, n, generator=generator, device=device, dtype=torch.float32).to(dtype)
+        return {"a": a, "b": b}
+
+    return make_inputs
+
+
+def matmul_reference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return a.double() @ b.double()
+
+
+def matmul_library(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.matmul(a, b)
+
+
+def matmul_bytes(size: tuple[int, int, int]) -> float:
+    m, n, k = size
+    return 2.0 * (m * k + k * n + m * n)
