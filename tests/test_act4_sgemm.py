@@ -20,7 +20,7 @@ import pytest
 import torch
 
 from autograder import checking, grading, metrics, registry
-from autograder.problems import act4_sgemm
+from autograder.problems.act4 import matmul as act4_matmul
 
 ROOT = Path(__file__).resolve().parents[1]
 STEPS = ("naive", "coalesced", "smem", "1d_tiling", "2d_tiling", "vectorized")
@@ -81,7 +81,8 @@ def test_sizes_flops_and_bytes():
             assert p.bench_sizes == ((2048, 2048, 2048),)
         else:
             assert (4096, 4096, 4096) in p.bench_sizes
-    sizes = set(act4_sgemm.TEST_SIZES)
+    sizes = set(registry.get("act4.sgemm_naive").test_sizes)
+    assert all(set(registry.get(f"act4.sgemm_{s}").test_sizes) == sizes for s in STEPS)
     assert {(1, 1, 1), (127, 129, 131), (1823, 781, 517)} <= sizes
     # Shapes off every tile (32, 64, 128, BK = 8) on the scalar path, and with K and N multiples of
     # 4 but not of any tile, on the float4 path of the vectorised step.
@@ -116,7 +117,7 @@ def test_library_turns_tf32_off_for_the_call_and_restores_the_setting(monkeypatc
     try:
         matmul.fp32_precision = "tf32"
         a, b = torch.randn(4, 3), torch.randn(3, 2)
-        out = act4_sgemm.sgemm_library(a, b)
+        out = act4_matmul.sgemm_library(a, b)
         assert seen == ["ieee"]
         assert matmul.fp32_precision == "tf32"
         torch.testing.assert_close(out, real(a, b))
@@ -125,8 +126,8 @@ def test_library_turns_tf32_off_for_the_call_and_restores_the_setting(monkeypatc
 
 
 def test_tolerance_separates_float32_orders_from_half_precision_inputs():
-    """The derived tolerance (TOLERANCE_FACTOR x the library's error) must accept float32 sums in
-    one-after-another order against a blocked library sum, and reject float16-rounded inputs."""
+    """The derived tolerance (the steps' tolerance_factor x the library's error) must accept float32
+    sums in one-after-another order against a blocked library sum, and reject float16-rounded inputs."""
     gen = torch.Generator().manual_seed(0)
     m, n, k = 64, 64, 2048
     a = torch.randn(m, k, generator=gen)
@@ -139,7 +140,9 @@ def test_tolerance_separates_float32_orders_from_half_precision_inputs():
         acc = (acc + a[:, i : i + 1].double() * b[i : i + 1, :].double()).float().double()
     sequential_error = float((acc - ref).abs().max())
     half_error = float(((a.half().float() @ b.half().float()).double() - ref).abs().max())
-    allowed = act4_sgemm.TOLERANCE_FACTOR * library_error
+    factors = {registry.get(f"act4.sgemm_{s}").tolerance_factor for s in STEPS}
+    assert len(factors) == 1
+    allowed = factors.pop() * library_error
     assert sequential_error < allowed / 1.5
     assert half_error > 3 * allowed
 

@@ -9,10 +9,11 @@ import torch
 
 from autograder import problem as problem_mod
 from autograder import registry, report, verdict
-from autograder.problems import act4_triton, baselines
+from autograder.problems import baselines
+from autograder.problems.act4.flash_attention import reference as attention
 
 ATTENTION = registry.get("act4.flash_attention")
-DIMS = act4_triton.ATTENTION_HEAD_DIMS
+DIMS = attention.HEAD_DIMS
 
 
 @pytest.fixture
@@ -24,7 +25,7 @@ def no_flash(monkeypatch):
 
 
 def _qkv(seed=0):
-    inputs = act4_triton.attention_inputs((1, 2, 33, 64, True), seed, "cpu")
+    inputs = attention.make_inputs((1, 2, 33, 64, True), seed, "cpu")
     return inputs["q"], inputs["k"], inputs["v"]
 
 
@@ -36,7 +37,7 @@ def test_where_the_flash_backend_runs_it_is_the_graded_baseline():
 
 
 def test_without_the_flash_backend_the_baseline_says_what_ran_and_is_not_graded(no_flash):
-    baseline = act4_triton.attention_baseline("cpu")
+    baseline = attention.baseline("cpu")
     # On a CPU SDPA has no memory-efficient kernel either, so the math backend is what runs.
     assert baseline.label == "SDPA math backend (no flash backend here)"
     assert baseline.speed_scale is None
@@ -45,7 +46,7 @@ def test_without_the_flash_backend_the_baseline_says_what_ran_and_is_not_graded(
     with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):
         expected = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
     assert torch.equal(baseline.run(q, k, v, True), expected)
-    assert torch.equal(act4_triton.attention_library(q, k, v, True), expected)
+    assert torch.equal(attention.library(q, k, v, True), expected)
 
 
 def test_a_backend_that_cannot_run_raises_instead_of_running_another():
@@ -76,7 +77,7 @@ def test_every_other_problem_keeps_its_one_baseline_everywhere():
 
 
 def test_tf32_stays_off_in_the_fp32_baselines_whatever_the_learner_set():
-    from autograder.problems import act4_sgemm
+    from autograder.problems.act4 import matmul as act4_matmul
 
     matmul = torch.backends.cuda.matmul
     previous = matmul.fp32_precision
@@ -91,7 +92,7 @@ def test_tf32_stays_off_in_the_fp32_baselines_whatever_the_learner_set():
 
         torch.matmul = spy
         try:
-            act4_sgemm.sgemm_library(torch.ones(2, 2), torch.ones(2, 2))
+            act4_matmul.sgemm_library(torch.ones(2, 2), torch.ones(2, 2))
         finally:
             torch.matmul = original
         assert seen == ["ieee"] and matmul.fp32_precision == "tf32"
@@ -119,7 +120,7 @@ def test_report_names_the_ceiling_that_caps_a_dtype_without_its_own():
 def test_no_warning_leaks_from_choosing_the_attention_baseline():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        act4_triton.attention_baseline("cpu")
+        attention.baseline("cpu")
 
 
 def test_a_baseline_the_targets_were_not_set_against_earns_no_speed_points():

@@ -63,7 +63,9 @@ def copy_bandwidth() -> float:
 
 
 def tune_softmax(copy_bw: float) -> None:
-    from autograder.problems import act4_triton as p
+    from autograder import registry
+
+    p = registry.get("act4.softmax")
 
     ns = load_solution("softmax")
     kernel, softmax = ns["softmax_kernel"], ns["softmax"]
@@ -83,9 +85,9 @@ def tune_softmax(copy_bw: float) -> None:
             f"torch.softmax {lib_ms:.3f} ms ({nbytes / (lib_ms * 1e-3) / copy_bw:.1%})", f"ratio {lib_ms / ms:.2f}x",
         )
     for size in ((3, 127), (129, 781), (33, 4097), (7, 16384)):
-        inputs = p.softmax_inputs(size, 1, "cuda")
-        error = (softmax(**inputs).double() - p.softmax_reference(**inputs)).abs().max().item()
-        lib = (p.softmax_library(**inputs).double() - p.softmax_reference(**inputs)).abs().max().item()
+        inputs = p.make_inputs(size, 1, "cuda")
+        error = (softmax(**inputs).double() - p.reference(**inputs)).abs().max().item()
+        lib = (p.library(**inputs).double() - p.reference(**inputs)).abs().max().item()
         line(f"softmax {size}", f"max error vs float64 {error:.2e}", f"torch.softmax {lib:.2e}")
 
 
@@ -101,7 +103,7 @@ MATMUL_SWEEP = (
 
 
 def tune_matmul() -> None:
-    from autograder.problems import act4_triton as p
+    from autograder import registry
 
     ns = load_solution("matmul")
     inner = ns["matmul_kernel"].fn  # below the autotuner: the heuristics that set EVEN_K
@@ -131,12 +133,12 @@ def tune_matmul() -> None:
                 f"matmul {str(dtype)[6:]} {n}", "SOLUTION (autotuned)", f"{ms:.3f} ms", f"{flops / ms / 1e9:,.0f} TFLOP/s",
                 f"cuBLAS {lib_ms:.3f} ms {flops / lib_ms / 1e9:,.0f} TFLOP/s", f"ratio {lib_ms / ms:.3f}x", f"picked {best}",
             )
-        make = p._matmul_inputs(dtype)
+        p = registry.get("act4.matmul_bf16" if dtype == torch.bfloat16 else "act4.matmul_fp16")
         for size in ((127, 129, 65), (333, 1823, 781)):
-            inputs = make(size, 1, "cuda")
-            ref = p.matmul_reference(**inputs)
+            inputs = p.make_inputs(size, 1, "cuda")
+            ref = p.reference(**inputs)
             error = (matmul(**inputs).double() - ref).abs().max().item()
-            lib = (p.matmul_library(**inputs).double() - ref).abs().max().item()
+            lib = (p.library(**inputs).double() - ref).abs().max().item()
             line(f"matmul {str(dtype)[6:]} {size}", f"max error vs float64 {error:.3e}", f"cuBLAS {lib:.3e}")
 
 
@@ -152,7 +154,9 @@ ATTENTION_SWEEP = (
 
 
 def tune_attention() -> None:
-    from autograder.problems import act4_triton as p
+    from autograder import registry
+
+    p = registry.get("act4.flash_attention")
 
     ns = load_solution("flash_attention")
     inner = ns["flash_attention_kernel"].fn
@@ -193,10 +197,10 @@ def tune_attention() -> None:
                 cudnn, f"picked {ns['flash_attention_kernel'].best_config}",
             )
     for size in ((1, 4, 127, 64, True), (2, 2, 129, 128, False), (1, 8, 1000, 128, True), (1, 4, 1000, 64, False)):
-        inputs = p.attention_inputs(size, 1, "cuda")
-        ref = p.attention_reference(**inputs)
+        inputs = p.make_inputs(size, 1, "cuda")
+        ref = p.reference(**inputs)
         error = (flash_attention(**inputs).double() - ref).abs().max().item()
-        lib = (p.attention_library(**inputs).double() - ref).abs().max().item()
+        lib = (p.library(**inputs).double() - ref).abs().max().item()
         line(f"attn {size}", f"max error vs float64 {error:.3e}", f"SDPA flash {lib:.3e}")
 
 

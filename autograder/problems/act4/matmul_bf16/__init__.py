@@ -1,0 +1,1 @@
+"""Act 4: the Triton matmul, graded in bfloat16."""

@@ -1,0 +1,1 @@
+"""Act 4, SGEMM step 2: global-memory coalescing (CuPy RawKernel)."""

@@ -1,0 +1,1 @@
+"""Act 4, SGEMM step 1: naive (CuPy RawKernel)."""

@@ -1,0 +1,1 @@
+"""Act 4: a fused row softmax in Triton."""
