@@ -218,9 +218,9 @@ class Worker:
             return LaunchSummary(interpreter.record_launches())
         return None
 
-    def answer(self, request: dict, payload: bytes) -> dict:
+    def answer(self, request: dict, payload: bytes) -> tuple[dict, bytes]:
         """An exact or measured exercise: the learner's function on the judge's arguments, its
-        answer returned as plain data."""
+        answer returned as plain data (the bytes of any tensors in it beside the header)."""
         import pickle
 
         kwargs = pickle.loads(payload)
@@ -229,11 +229,12 @@ class Worker:
         try:
             got = self.fn(**kwargs) if request.get("keywords") else self.fn(*kwargs.values())
         except BaseException as exc:  # noqa: BLE001
-            return {"error": learner_code.error(exc, self.setup.get("module"))}
+            return {"error": learner_code.error(exc, self.setup.get("module"))}, b""
+        blobs: list[bytes] = []
         try:
-            return {"answer": jsonable.encode(got)}
+            return {"answer": jsonable.encode(got, blobs=blobs)}, b"".join(blobs)
         except jsonable.NotPlainData as exc:
-            return {"wrong_type": f"your function returned {exc}"}
+            return {"wrong_type": f"your function returned {exc}"}, b""
 
     def _measured_arguments(self, index: int, scalars: dict) -> dict:
         op = self.ops[index]
@@ -257,7 +258,7 @@ class Worker:
             "inputs": lambda r, p: (self.open_inputs(r), b""),
             "drop": lambda r, p: ({"dropped": self.inputs.pop(r["id"], None) is not None}, b""),
             "call": lambda r, p: self.call(r),
-            "answer": lambda r, p: (self.answer(r, p), b""),
+            "answer": self.answer,
             "watch": lambda r, p: (self.watch_kernels(r), b""),
             "flags": lambda r, p: (self._open_flags(r), b""),
         }

@@ -10,15 +10,16 @@ from . import ceilings, exact, jsonable, measured
 
 
 def grade_exact(g) -> None:
-    """The exact answers: each case drawn here, the learner's answer compared with the reference."""
+    """The exact answers: each case drawn here, the learner's answer compared with the reference (by
+    the problem's own judge where it has one, given the judge's untouched copy of the case)."""
     for case in g.problem.make_cases(secrets.randbits(62)):
         expected = g.problem.reference(**pickle.loads(pickle.dumps(case)))
-        shown = ", ".join(f"{k}={v!r}" for k, v in case.items())
-        header, _ = g.learner.ask({"op": "answer", "keywords": True}, pickle.dumps(case), timeout=g.remaining())
+        shown = exact.describe_case(case)
+        header, payload = g.learner.ask({"op": "answer", "keywords": True}, pickle.dumps(case), timeout=g.remaining())
         if header.get("error", {}).get("refused"):
             g.fail_hard("REJECT", header["error"]["message"])
             return
-        g.result["cases"].append(answer_case(header, shown, lambda got, e=expected: exact.mismatch(got, e, g.problem.rel_tol)))
+        g.result["cases"].append(answer_case(header, shown, lambda got, e=expected, c=case: exact.judge(g.problem, got, e, c), payload))
     g.pass_if_all("your answers are right", "some answers are wrong")
 
 
@@ -42,15 +43,16 @@ def grade_measured(g) -> None:
     g.pass_if_all("your measurements agree with the grader's", "some of your measurements disagree with the grader's")
 
 
-def answer_case(header: dict, shown: str, mismatch) -> dict:
-    """One answer as a case of the result: right, wrong (and how), or no answer at all."""
+def answer_case(header: dict, shown: str, mismatch, payload: bytes = b"") -> dict:
+    """One answer as a case of the result: right, wrong (and how), or no answer at all. ``payload``
+    holds the bytes of any tensors in the answer."""
     if "error" in header:
         error = header["error"]
         return {"size": shown, "passed": False, "message": f"raised {error['type']}: {error['message'][:300]}"}
     if "wrong_type" in header:
         return {"size": shown, "passed": False, "message": header["wrong_type"]}
     try:
-        got = jsonable.decode(header.get("answer"))
+        got = jsonable.decode(header.get("answer"), payload=payload)
     except ValueError:
         return {"size": shown, "passed": False, "message": "the answer could not be read"}
     found = mismatch(got)

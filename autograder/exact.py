@@ -44,18 +44,40 @@ def mismatch(got: Any, expected: Any, rel_tol: float, where: str = "") -> str | 
     return None if got == expected else f"{label} is {got!r}, expected {expected!r}"
 
 
+def judge(problem, got: Any, expected: Any, case: dict) -> str | None:
+    """None when ``got`` is right for ``case``; otherwise what is wrong. A problem with a ``judge`` of
+    its own (tensors checked against a derived error bound, say) decides; the others compare with
+    the reference's answer to ``rel_tol``."""
+    own = getattr(problem, "judge", None)
+    if own is not None:
+        return own(got, expected, case)
+    return mismatch(got, expected, problem.rel_tol)
+
+
+def describe_case(case: dict) -> str:
+    """The case's arguments as the report shows them: tensors by shape and dtype, the rest as written."""
+    return ", ".join(f"{k}={_shown(v)}" for k, v in case.items())
+
+
+def _shown(value: Any) -> str:
+    shape = getattr(value, "shape", None)
+    if shape is not None and getattr(value, "dtype", None) is not None and hasattr(value, "dim"):
+        return f"tensor({'x'.join(str(d) for d in shape) or 'scalar'} {str(value.dtype).removeprefix('torch.')})"
+    return repr(value)
+
+
 def check_cases(problem, fn: Callable, seed: int) -> list[dict]:
     """Every case of the problem: the learner's answer against the reference, on its own copy of
     the inputs. An exception fails that case only."""
     results = []
     for case in problem.make_cases(seed):
         expected = problem.reference(**copy.deepcopy(case))
-        shown = ", ".join(f"{k}={v!r}" for k, v in case.items())
+        shown = describe_case(case)
         try:
             got = fn(**copy.deepcopy(case))
         except Exception as exc:  # noqa: BLE001 -- the learner's exception is this case's verdict
             results.append({"size": shown, "passed": False, "message": f"raised {type(exc).__name__}: {str(exc)[:300]}"})
             continue
-        problem_found = mismatch(got, expected, problem.rel_tol)
+        problem_found = judge(problem, got, expected, case)
         results.append({"size": shown, "passed": problem_found is None, "message": problem_found or ""})
     return results

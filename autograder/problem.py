@@ -189,6 +189,9 @@ class ExactProblem:
     make_cases(seed) -> list of keyword-argument dicts (fixed edge cases first, then random ones
     drawn from the seed); reference(**case) -> the answer. Numbers must agree to ``rel_tol``
     (rounding only), strings and booleans exactly, dicts key by key, sequences item by item.
+    Cases and answers may hold tensors (autograder.jsonable carries them back from the worker as
+    data); ``judge(got, expected, case)``, when given, decides instead: None when the answer is
+    right, else what is wrong (a bit-exact packing, or an error within a bound derived from the case).
     Graded for correctness on any machine; there is no speed part.
     """
 
@@ -203,6 +206,7 @@ class ExactProblem:
     language: str = "python"
     speed_points: float = 0.0
     notes: dict = field(default_factory=dict)
+    judge: Callable[[Any, Any, dict], str | None] | None = None
     kind: ClassVar[str] = "exact"
 
     @property
