@@ -40,13 +40,40 @@ def inside_a_grading() -> bool:
     return bool(os.environ.get("AUTOGRADER_GRADING")) or getattr(main, "name", "") in ("autograder._worker", "autograder._judge")
 
 
+def compute_capability() -> tuple[int, int]:
+    import torch
+
+    return tuple(torch.cuda.get_device_capability())
+
+
+def older_gpu_note(problem, device: str) -> str | None:
+    """Why this GPU cannot run ``problem``'s kernels (it needs a newer compute capability), or None."""
+    need = getattr(problem, "min_compute_capability", None)
+    if device != "cuda" or not need:
+        return None
+    have = compute_capability()
+    if have >= tuple(need):
+        return None
+    return (
+        f"needs sm_{need[0]}{need[1]}+ (compute capability {need[0]}.{need[1]}: Ada, Hopper, Blackwell); this GPU is "
+        f"sm_{have[0]}{have[1]}, so correctness was graded under the Triton interpreter and speed is not graded"
+    )
+
+
 def grade_source(problem, code: str, entry: str, device: str | None = None, speed: bool = True, timeout: float | None = None) -> dict:
-    """Grade ``entry`` defined in the module text ``code`` (in a judge process of its own)."""
+    """Grade ``entry`` defined in the module text ``code`` (in a judge process of its own). A problem
+    whose hardware this GPU lacks (fp8 tensor cores on a T4 or an A100) is graded for correctness as
+    on a CPU, under the Triton interpreter, and says why."""
     device = device or pick_device()
     if inside_a_grading():
         return verdict.score(problem, {"problem": problem.name, "status": "REFUSED", "message": NESTED, "cases": [], "speed": []}, device)
     if problem.needs_gpu and device != "cuda":
         return verdict.score(problem, verdict.needs_gpu_result(problem), device)
+    note = older_gpu_note(problem, device)
+    if note is not None:
+        result = grade_source(problem, code, entry, "cpu", speed=False, timeout=timeout)
+        result["speed_note"] = note
+        return result
     timed = speed and device == "cuda" and problem_mod.has_speed_grade(problem)
     kind = "exact" if problem_mod.is_exact(problem) else "measured" if problem_mod.is_measured(problem) else "kernel"
     result = sandbox.run(problem.name, problem.language, kind, code, entry, device, timed, timeout=timeout)

@@ -83,6 +83,8 @@ class Problem:
     extra_libraries -> (name, function) baselines timed in the same loop and reported, not graded.
     baseline(device) -> the Baseline that runs on that device, where the library's backend depends on
         the device (``baseline_for`` gives every problem's).
+    min_compute_capability -> (major, minor) the exercise's hardware needs (fp8 tensor cores: (8, 9));
+        on an older GPU correctness is graded under the Triton interpreter and speed is not graded.
     """
 
     name: str
@@ -112,6 +114,7 @@ class Problem:
     extra_libraries: tuple[tuple[str, Callable[..., Any]], ...] = ()
     notes: dict = field(default_factory=dict)
     baseline: Callable[[Any], Baseline] | None = None
+    min_compute_capability: tuple[int, int] | None = None
 
     kind: ClassVar[str] = "kernel"
 

@@ -22,7 +22,7 @@ SPEC = "spec.toml"
 PROBLEMS_ROOT = Path(__file__).resolve().parent
 # What a spec may say, by table: every key is a Problem field of the same name, except the speed
 # scale's own (metric, zero_at, full_at) and the sizes (test, cpu_test, bench).
-TOP_LEVEL = {"name", "title", "notebook", "function", "language", "library_name", "out_dtype", "compute_dtype", "tolerance_factor", "allowed_library_kernels", "solution_library_ratio"}
+TOP_LEVEL = {"name", "title", "notebook", "function", "language", "library_name", "out_dtype", "compute_dtype", "tolerance_factor", "allowed_library_kernels", "solution_library_ratio", "min_compute_capability"}
 TABLES = {"sizes": {"test", "cpu_test", "bench"}, "speed": {"metric", "zero_at", "full_at", "solution_target"}, "points": {"correctness", "speed"}}
 REQUIRED_FUNCTIONS = ("make_inputs", "reference", "library", "bytes_moved", "flops")
 OPTIONAL_FUNCTIONS = ("describe_size", "baseline", "extra_libraries")
@@ -49,6 +49,8 @@ def load(folder: Path) -> Problem:
     fields = {key: spec[key] for key in TOP_LEVEL if key in spec}
     if "allowed_library_kernels" in fields:
         fields["allowed_library_kernels"] = tuple(fields["allowed_library_kernels"])
+    if "min_compute_capability" in fields:
+        fields["min_compute_capability"] = tuple(fields["min_compute_capability"])
     fields.update({name: getattr(module, name) for name in REQUIRED_FUNCTIONS})
     fields.update({name: getattr(module, name) for name in OPTIONAL_FUNCTIONS if hasattr(module, name)})
     if "cpu_test" in sizes:

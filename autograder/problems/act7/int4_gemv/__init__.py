@@ -1,0 +1,1 @@
+"""Act 7: the int4 weight-only GEMV / skinny GEMM in Triton."""
