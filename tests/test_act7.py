@@ -245,3 +245,13 @@ def test_fp8_reference_is_the_exact_product():
     inputs = fp8_reference.make_inputs((3, 4, 40, "row"), 1, "cpu")
     exact_product = inputs["a"].double() @ inputs["b"].double().t()
     assert torch.allclose(fp8_reference.reference(**inputs) / (inputs["scale_a"].double()[:, None] * inputs["scale_b"].double()[None, :]), exact_product)
+
+
+def test_a_learners_gemv_kernel_is_theirs_and_cublas_gemv_is_not():
+    from autograder import honesty
+
+    code = "import triton\n\n@triton.jit\ndef int4_gemv_kernel(x_ptr):\n    pass\n\n@triton.jit\ndef gemv2T_kernel(x_ptr):\n    pass\n"
+    own = honesty.own_kernel_names(code)
+    assert own == {"int4_gemv_kernel"}
+    assert honesty.is_own("int4_gemv_kernel", own)
+    assert not honesty.is_own("void gemv2T_kernel_val<int, int, __nv_bfloat16, __nv_bfloat16, float, 128, 16, 4, 4, false>(...)", own)

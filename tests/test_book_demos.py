@@ -51,6 +51,14 @@ EXPECTED = {
         "GiB of scores and probabilities",
         "The course's Triton FlashAttention: flash_attention, from the reference solution",
     ],
+    # Runs entirely on a CPU: both tables, every format.
+    "act7-quantization/error-vs-group-size.ipynb": ["--- no outliers", "--- with outliers", "int8 per channel", "fp8 e4m3 per tensor", "int4 groups of 128"],
+    "act7-quantization/gemv-bits.ipynb": [
+        NO_GPU,
+        # What each format reads: 4 + 24/128 bits per weight for int4 with a bf16 scale and a uint8 zero per 128.
+        "4.19 bits per weight",
+        "The course's int4 GEMV: int4_gemv, from the reference solution",
+    ],
 }
 
 
