@@ -189,7 +189,6 @@ def score_result(problem, result: ProblemResult, device: str) -> ProblemResult:
     result.title = problem.title
     result.max_points = problem.max_points
     result.max_points_here = problem.correctness_points + (problem.speed_points if device == "cuda" else 0.0)
-    result.speed_note = ""
     if exercise.speed_graded and result.status == "PASS" and device == "cuda" and result.speed:
         speedunits.annotate(problem, result)
     verdict = decide(facts_of(problem, result, device))
