@@ -19,6 +19,7 @@ import tempfile
 import time
 
 from . import library_helper, osguard
+from .result import ProblemResult
 from .session import Workers
 
 
@@ -29,7 +30,7 @@ class Grading:
         self.deadline = time.monotonic() + float(job["timeout"])
         self.workdir = job["workdir"]
         self.shared_folder = tempfile.mkdtemp(prefix="shared-", dir=_shm_root())
-        self.result: dict = {"problem": job["problem"], "status": "ERROR", "message": "", "cases": [], "speed": [], "device": self.device}
+        self.result = ProblemResult(problem=job["problem"], device=self.device)
         self.timer = None
         # Calls per timed window at each benchmark size (autograder.judging.KernelStages.plan_windows).
         self.windows: dict = {}
@@ -55,7 +56,7 @@ class Grading:
     def stage(self, name: str) -> None:
         """Seconds since the previous stage, kept in the result: where a grading's time goes."""
         now = time.monotonic()
-        self.result.setdefault("stage_seconds", {})[name] = round(now - self._last_stage, 3)
+        self.result.stage_took(name, now - self._last_stage)
         self._last_stage = now
 
     def remaining(self) -> float:
@@ -64,9 +65,9 @@ class Grading:
     def fail_hard(self, status: str, message: str, traceback: str | None = None) -> None:
         """A verdict that ends the grading (an error, a crash, a time-out)."""
         self.stopped = True
-        self.result.update(status=status, message=message)
+        self.result.status, self.result.message = status, message
         if traceback:
-            self.result["traceback"] = traceback
+            self.result.traceback = traceback
 
     def watch(self, session, phase: str, action: str) -> dict:
         header, _ = session.ask({"op": "watch", "action": action}, timeout=self.remaining())
@@ -80,7 +81,7 @@ class Grading:
             raise RuntimeError(f"the library helper could not load {entry}: {header}")
 
     # -- the whole grading ----------------------------------------------------------------------------
-    def run(self) -> dict:
+    def run(self) -> ProblemResult:
         from . import problem as problem_mod
         from .session import WorkerGone
 
@@ -93,16 +94,16 @@ class Grading:
             if self.device == "cuda" and kind != "exact":
                 from . import ceilings
 
-                self.result["ceilings"] = ceilings.measure_for(getattr(self.problem, "compute_dtype", "float32"))
+                self.result.ceilings = ceilings.measure_for(getattr(self.problem, "compute_dtype", "float32"))
                 self.stage("ceilings")
             if timed:
                 self._calibrate("before")
                 self.stage("calibration")
             ready = self.learner.wait_ready()
             self.stage("worker started")
-            self.result.update(versions=ready.get("versions"), sandbox=ready.get("sandbox"))
+            self.result.versions, self.result.sandbox = ready.get("versions"), ready.get("sandbox")
             if ready.get("device_name"):
-                self.result["device_name"] = ready["device_name"]
+                self.result.device_name = ready["device_name"]
             if not self._load(kind):
                 return self.result
             self.stage("learner's code loaded")
@@ -165,15 +166,15 @@ class Grading:
     def pass_if_all(self, good: str, bad: str) -> None:
         if self.stopped:
             return
-        passed = all(c["passed"] for c in self.result["cases"])
-        self.result.update(status="PASS" if passed else "FAIL", message=good if passed else bad)
+        passed = self.result.all_cases_passed
+        self.result.status, self.result.message = ("PASS", good) if passed else ("FAIL", bad)
 
     def _kernel(self, timed: bool) -> None:
         from .judging import KernelStages
 
         stages = KernelStages(self)
         stages.correctness(timed)
-        if not (timed and self.result["status"] == "PASS"):
+        if not (timed and self.result.status == "PASS"):
             return
         from . import speedrows
 
@@ -190,7 +191,7 @@ class Grading:
         helper.ask({"op": "flags", "handle": self.timer.handle}, timeout=self.remaining())
         stages = KernelStages(self)
         raws = stages.null_calls()
-        self.result.setdefault("calibration", {})[when] = {"switch_us": sorted(r.window_us for r in raws)[len(raws) // 2]}
+        self.result.calibrated(when, sorted(r.window_us for r in raws)[len(raws) // 2])
         if when == "before":
             self.windows = stages.plan_windows()
 
@@ -263,19 +264,18 @@ def main() -> None:
         grading = Grading(job, workers)
         result = grading.run()
     except BaseException as exc:  # noqa: BLE001 -- the judge always answers
-        result = {"problem": job.get("problem"), "status": "ERROR", "message": f"the grader failed: {type(exc).__name__}: {exc}", "cases": [], "speed": []}
-        if grading is not None:
-            result = {**grading.result, "status": "ERROR", "message": result["message"]}
+        result = grading.result if grading is not None else ProblemResult(problem=job.get("problem"))
+        result.status, result.message = "ERROR", f"the grader failed: {type(exc).__name__}: {exc}"
     osguard.kill_descendants(os.getpid())
     if grading is not None:
         _remove(grading.shared_folder)
     try:
         from . import verdict
 
-        result = verdict.finish(job, result)
+        answer = verdict.finish(job, result)
     except BaseException as exc:  # noqa: BLE001
-        result = {**result, "status": "ERROR", "message": f"the grader failed while scoring: {type(exc).__name__}: {exc}"}
-    sys.stdout.write(json.dumps({"nonce": job["nonce"], "result": result}, default=str))
+        answer = {**result.to_dict(), "status": "ERROR", "message": f"the grader failed while scoring: {type(exc).__name__}: {exc}"}
+    sys.stdout.write(json.dumps({"nonce": job["nonce"], "result": answer}, default=str))
     sys.stdout.flush()
     os._exit(0)
 

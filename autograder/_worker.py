@@ -19,9 +19,10 @@ import time
 import traceback
 
 from . import jsonable, learner_code, osguard, versions, wire
+from .worker_timed import TimedCalls
 
 
-class Worker:
+class Worker(TimedCalls):
     def __init__(self, setup: dict, out_fd: int) -> None:
         self.setup, self.out_fd = setup, out_fd
         self.device, self.language = setup["device"], setup.get("language")
@@ -176,33 +177,6 @@ class Worker:
         meta, payload = shared.describe_output(out)
         return {"output": meta, **facts}, payload
 
-    def timed_calls(self, request: dict) -> tuple[dict, bytes]:
-        """The calls of one timed window, each on its own inputs (``ids``), all queued behind the
-        judge's go flag; ``serve`` writes the done flag once all their work has run. Every output
-        stays allocated until the next window, so the judge reads, and may check, each of them."""
-        import torch
-
-        from . import arrays, cuda_driver, shared
-
-        self.kept = []
-        cuda_driver.wait_value(torch.cuda.current_stream(), self.flags + 0, request["gate"])
-        fn = self._entry(request)
-        batch = [self.inputs[inputs_id] for inputs_id in request["ids"]]
-        for _, args in batch:
-            try:
-                raw = fn(*args)
-            except BaseException as exc:  # noqa: BLE001 -- reported as this window's verdict
-                return {"error": learner_code.error(exc, self.setup.get("module"))}, b""
-            try:
-                self.kept.append(arrays.from_learner(raw, self.language))
-            except TypeError as exc:
-                return {"wrong_type": str(exc)}, b""
-        for out in self.kept:
-            aliased = arrays.aliased_input(out, [tensors for tensors, _ in batch])
-            if aliased:
-                return {"aliases": aliased}, b""
-        return {"outputs": [shared.describe_output(out)[0] for out in self.kept]}, b""
-
     def _entry(self, request: dict):
         # The helper's calls may name another of its entries (its null call between two timed calls
         # of the library); a learner's worker is only ever sent calls of the function it loaded.
@@ -277,22 +251,6 @@ class Worker:
             if request.get("gate") is not None:
                 self._done(request["gate"])
 
-    def _done(self, gate: int) -> None:
-        """The reply went first, so the judge can queue its read of the output while the GPU still
-        works; the done flag follows all of the call's work, on every stream of this process."""
-        import torch
-
-        from . import cuda_driver
-
-        torch.cuda.synchronize()
-        cuda_driver.write_value(torch.cuda.current_stream(), self.flags + 4, gate)
-
-    def _open_flags(self, request: dict) -> dict:
-        from . import cuda_driver
-
-        if self.flags is None:
-            self.flags = cuda_driver.ipc_open(request["handle"])
-        return {"flags": True}
 
 
 def main() -> None:

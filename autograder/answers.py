@@ -7,6 +7,7 @@ import pickle
 import secrets
 
 from . import ceilings, exact, jsonable, measured
+from .result import CaseResult
 
 
 def grade_exact(g) -> None:
@@ -19,14 +20,14 @@ def grade_exact(g) -> None:
         if header.get("error", {}).get("refused"):
             g.fail_hard("REJECT", header["error"]["message"])
             return
-        g.result["cases"].append(answer_case(header, shown, lambda got, e=expected, c=case: exact.judge(g.problem, got, e, c), payload))
+        g.result.cases.append(answer_case(header, shown, lambda got, e=expected, c=case: exact.judge(g.problem, got, e, c), payload))
     g.pass_if_all("your answers are right", "some answers are wrong")
 
 
 def grade_measured(g) -> None:
     """The learner's timings of operations against the judge's own measurement of them, made once the
     learner's process is gone."""
-    entry = g.result["ceilings"]
+    entry = g.result.ceilings
     bandwidth = ceilings.copy_bandwidth(entry)
     ops = g.problem.make_ops(g.device)
     answers = []
@@ -39,24 +40,24 @@ def grade_measured(g) -> None:
     for op, header in zip(ops, answers, strict=True):
         peak = ceilings.compute_peak(entry, op.dtype)
         seconds = {"once": measured.reference_seconds(op.call, g.device), "doubled": measured.reference_seconds(op.doubled, g.device) if op.doubled else None}
-        g.result["cases"].append(answer_case(header, op.name, lambda got, op=op, peak=peak, seconds=seconds: measured_mismatch(g.problem, got, op, peak, bandwidth, seconds)))
+        g.result.cases.append(answer_case(header, op.name, lambda got, op=op, peak=peak, seconds=seconds: measured_mismatch(g.problem, got, op, peak, bandwidth, seconds)))
     g.pass_if_all("your measurements agree with the grader's", "some of your measurements disagree with the grader's")
 
 
-def answer_case(header: dict, shown: str, mismatch, payload: bytes = b"") -> dict:
+def answer_case(header: dict, shown: str, mismatch, payload: bytes = b"") -> CaseResult:
     """One answer as a case of the result: right, wrong (and how), or no answer at all. ``payload``
     holds the bytes of any tensors in the answer."""
     if "error" in header:
         error = header["error"]
-        return {"size": shown, "passed": False, "message": f"raised {error['type']}: {error['message'][:300]}"}
+        return CaseResult(shown, False, f"raised {error['type']}: {error['message'][:300]}")
     if "wrong_type" in header:
-        return {"size": shown, "passed": False, "message": header["wrong_type"]}
+        return CaseResult(shown, False, header["wrong_type"])
     try:
         got = jsonable.decode(header.get("answer"), payload=payload)
     except ValueError:
-        return {"size": shown, "passed": False, "message": "the answer could not be read"}
+        return CaseResult(shown, False, "the answer could not be read")
     found = mismatch(got)
-    return {"size": shown, "passed": found is None, "message": found or ""}
+    return CaseResult(shown, found is None, found or "")
 
 
 def measured_mismatch(problem, got, op, peak, bandwidth, seconds):

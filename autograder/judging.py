@@ -11,6 +11,7 @@ import time
 import torch
 
 from . import checking, shared, timing
+from .result import CaseResult, Honesty
 from .session import WorkerGone
 from .windows import INPUT_IDS, TimedWindows, size_repr
 
@@ -44,11 +45,10 @@ class KernelStages(TimedWindows):
         for size in sizes:
             started = time.monotonic()
             case, facts = self._case(size)
-            case["seconds"] = round(time.monotonic() - started, 3)
-            for key in ("split_seconds", "worker_seconds"):
-                if key in facts:
-                    case[key] = facts[key]
-            g.result["cases"].append(case)
+            case = CaseResult.from_dict(case)
+            case.seconds = round(time.monotonic() - started, 3)
+            case.split_seconds, case.worker_seconds = facts.get("split_seconds"), facts.get("worker_seconds")
+            g.result.cases.append(case)
             cpu_calls.append(facts.get("cpu_kernels"))
             if g.stopped:
                 return
@@ -56,13 +56,12 @@ class KernelStages(TimedWindows):
         if self.reader is not None:
             self.reader.close()
         g.stage("correctness")
-        passed = all(c["passed"] for c in g.result["cases"])
-        g.result["status"] = "PASS" if passed else "FAIL"
-        g.result["message"] = "all cases correct" if passed else "some cases are wrong"
+        passed = g.result.all_cases_passed
+        g.result.status, g.result.message = ("PASS", "all cases correct") if passed else ("FAIL", "some cases are wrong")
         if passed and self.device == "cpu" and self.problem.language == "triton":
             from . import honesty
 
-            g.result["honesty"] = honesty.judge_cpu(seen.get("operators", []), cpu_calls, g.own_kernels)
+            g.result.honesty = Honesty.from_dict(honesty.judge_cpu(seen.get("operators", []), cpu_calls, g.own_kernels))
 
     def _case(self, size) -> tuple[dict, dict]:
         p, g = self.problem, self.g
@@ -98,13 +97,7 @@ class KernelStages(TimedWindows):
         # Where a case's time goes: the judge's inputs and reference, the worker's call (with its
         # canaries), the judge's read of the output; the comparison is the rest.
         answer["split_seconds"] = {name: round(b - a, 4) for name, a, b in zip(("reference", "call", "read"), clock, clock[1:], strict=False)}
-        if message is None:
-            for name, value in inputs.items():
-                if isinstance(value, torch.Tensor) and not torch.equal(shared_inputs.tensors[name], value):
-                    message = f"your function changed its input {name!r}; inputs must be left as they are"
-                    break
-        if message is None and answer.get("past_end"):
-            message = "your kernel wrote past the end of the output: mask the blocks at the edges (store only indices inside the output)"
+        message = message or _tampered(inputs, shared_inputs.tensors, answer)
         if message is not None:
             return checking.Case(size, False, message).to_dict(), answer
         return checking.judge_values(size, out, reference, tol).to_dict(), answer
@@ -134,6 +127,18 @@ class KernelStages(TimedWindows):
         if self.device == "cuda":
             return self.reader.view(meta).clone()
         return shared.output_from_bytes(meta, payload)
+
+
+def _tampered(inputs: dict, shared_tensors: dict, answer: dict) -> str | None:
+    """The tamper stage of a case: an input the call changed (the judge's private copy against the
+    shared one it handed over), or a write past the end of the output (the worker's canary)."""
+    for name, value in inputs.items():
+        if isinstance(value, torch.Tensor) and not torch.equal(shared_tensors[name], value):
+            return f"your function changed its input {name!r}; inputs must be left as they are"
+    if answer.get("past_end"):
+        return "your kernel wrote past the end of the output: mask the blocks at the edges (store only indices inside the output)"
+    return None
+
 
 def summarise(charges_us: list[float]) -> dict:
     ms = [c * 1e-3 for c in charges_us]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import io
 
-from . import metrics, registry
-from . import problem as problem_mod
+from . import metrics
+from .result import CaseResult, Exercise, ProblemResult, SpeedRow
 
 
 def _size(value) -> str:
@@ -21,74 +21,85 @@ def _points(count: float) -> str:
     return "point" if count == 1 else "points"
 
 
-def library_label(problem, result: dict) -> str:
+def library_label(result: ProblemResult) -> str:
     """The name of the baseline that was timed: the label the grading process recorded from
-    ``problem.baseline_for(device)`` where it ran (result["baseline"]), else the problem's default."""
-    return (result.get("baseline") or {}).get("label") or problem.library_name
+    ``problem.baseline_for(device)`` where it ran (result.baseline), else the problem's default."""
+    exercise = _exercise(result)
+    return (result.baseline.label if result.baseline else "") or exercise.library_name
 
 
-def text(result: dict, part: str = "all") -> str:
+def _exercise(result: ProblemResult) -> Exercise:
+    """What the verdict wrote about the exercise (a result that was never scored has only its name)."""
+    if result.exercise is not None:
+        return result.exercise
+    return Exercise(name=result.problem, title=result.title or result.problem, correctness_points=0.0, speed_points=0.0, speed_graded=False)
+
+
+def text(result: dict | ProblemResult, part: str = "all") -> str:
     """The report of one exercise; ``part`` is "correctness", "speed" or "all"."""
-    problem = registry.get(result["problem"])
+    result = ProblemResult.from_dict(result) if isinstance(result, dict) else result
+    exercise = _exercise(result)
     earned, out_of = {
-        "all": (result.get("points", 0), problem.max_points),
-        "correctness": (result.get("correctness_points", 0), problem.correctness_points),
-        "speed": (result.get("speed_points", 0), problem.speed_points),
+        "all": (result.points or 0, exercise.max_points),
+        "correctness": (result.correctness_points or 0, exercise.correctness_points),
+        "speed": (result.speed_points or 0, exercise.speed_points),
     }[part]
     heading = {"all": "", "correctness": " correctness", "speed": " speed"}[part]
-    status = result["status"]
-    if part == "speed" and status == "PASS" and result.get("device") != "cuda":
+    status = result.status
+    if part == "speed" and status == "PASS" and result.device != "cuda":
         # A correct kernel graded on a CPU has no speed verdict: its speed was never measured.
         status = "NEEDS GPU"
-    lines = [f"{problem.name} - {problem.title}{heading}: {status}, {earned:.2f} / {out_of:g} {_points(out_of)}"]
-    if result.get("message"):
-        lines.append(f"  {result['message']}")
-    where = result.get("device_name") or ("CPU, Triton interpreter" if result.get("device") == "cpu" else "")
-    cases = result.get("cases", []) if part != "speed" else []
+    lines = [f"{exercise.name} - {exercise.title}{heading}: {status}, {earned:.2f} / {out_of:g} {_points(out_of)}"]
+    if result.message:
+        lines.append(f"  {result.message}")
+    where = result.device_name or ("CPU, Triton interpreter" if result.device == "cpu" else "")
+    cases = result.cases if part != "speed" else []
     if cases:
-        passed = sum(1 for c in cases if c.get("passed"))
         lines.append("")
-        lines.append(f"Correctness ({result.get('correctness_points', 0):g} / {problem.correctness_points:g}): {passed} of {len(cases)} cases correct" + (f" on {where}" if where else ""))
-        if not problem_mod.has_speed_grade(problem):
-            for case in cases:
-                lines.append(f"  {'ok   ' if case.get('passed') else 'WRONG'}  {case['size']}")
-                if case.get("message"):
-                    lines.append(f"         {case['message']}")
-            cases = []
-        else:
-            lines.append(f"  {'size':>12}  {'result':<6}  {'max error':>10}  {'allowed':>10}  note")
-        for case in cases:
-            err = case.get("max_error")
-            allowed = case.get("allowed_error")
-            lines.append(
-                f"  {_size(case['size']):>12}  {'ok' if case.get('passed') else 'WRONG':<6}  "
-                f"{'' if err is None else f'{err:.2e}':>10}  {'' if allowed is None else f'{allowed:.2e}':>10}  {case.get('message', '')}"
-            )
-            for m in case.get("mismatches", []):
-                lines.append(f"      at {tuple(m['index'])}: got {m['got']:.6g}, expected {m['expected']:.6g} (allowed error {m['allowed_error']:.2e})")
+        lines.extend(_case_lines(result, exercise, cases, where))
     lines.append("")
-    speed = result.get("speed", []) if part != "correctness" else []
-    scale = getattr(problem, "speed_scale", None)
-    if speed and "copy_fraction" in speed[0]:
-        lines.extend(_speed_lines(problem, result, speed, scale))
-        note = (result.get("baseline") or {}).get("note")
-        if note:
-            lines.append(f"  {note}")
-    elif result.get("speed_note") and part != "correctness":
-        lines.append(f"Speed: {result['speed_note']}")
-    honesty = result.get("honesty")
-    if honesty:
-        lines.append(f"  {honesty['message']}")
-    if result.get("traceback") and result["status"] != "PASS":
+    speed = result.speed if part != "correctness" else []
+    if speed and speed[0].annotated:
+        lines.extend(_speed_lines(result, exercise, speed))
+        if result.baseline and result.baseline.note:
+            lines.append(f"  {result.baseline.note}")
+    elif result.speed_note and part != "correctness":
+        lines.append(f"Speed: {result.speed_note}")
+    if result.honesty:
+        lines.append(f"  {result.honesty.message}")
+    if result.traceback and result.status != "PASS":
         lines.append("")
         lines.append("Traceback (from your code):")
-        lines.extend("  " + line for line in result["traceback"].rstrip().splitlines())
-    output = (result.get("output") or "").strip()
-    if output and result["status"] != "PASS":
+        lines.extend("  " + line for line in result.traceback.rstrip().splitlines())
+    output = (result.output or "").strip()
+    if output and result.status != "PASS":
         lines.append("")
         lines.append("Output of your code while grading:")
         lines.extend("  " + line for line in output.splitlines()[-40:])
     return "\n".join(lines)
+
+
+def _case_lines(result: ProblemResult, exercise: Exercise, cases: list[CaseResult], where: str) -> list[str]:
+    """The correctness cases: a line each with the error and what was allowed (kernels), or the
+    answer's verdict and what was wrong with it (Python exercises)."""
+    passed = sum(1 for c in cases if c.passed)
+    lines = [f"Correctness ({result.correctness_points or 0:g} / {exercise.correctness_points:g}): {passed} of {len(cases)} cases correct" + (f" on {where}" if where else "")]
+    if not exercise.speed_graded:
+        for case in cases:
+            lines.append(f"  {'ok   ' if case.passed else 'WRONG'}  {case.size}")
+            if case.message:
+                lines.append(f"         {case.message}")
+        return lines
+    lines.append(f"  {'size':>12}  {'result':<6}  {'max error':>10}  {'allowed':>10}  note")
+    for case in cases:
+        err, allowed = case.max_error, case.allowed_error
+        lines.append(
+            f"  {_size(case.size):>12}  {'ok' if case.passed else 'WRONG':<6}  "
+            f"{'' if err is None else f'{err:.2e}':>10}  {'' if allowed is None else f'{allowed:.2e}':>10}  {case.message}"
+        )
+        for m in case.mismatches or []:
+            lines.append(f"      at {tuple(m['index'])}: got {m['got']:.6g}, expected {m['expected']:.6g} (allowed error {m['allowed_error']:.2e})")
+    return lines
 
 
 def peak_name(ceilings: dict, dtype: str) -> str:
@@ -108,69 +119,69 @@ def _fmt_flops(flop_per_s: float) -> str:
     return f"{flop_per_s / 1e12:,.1f} TFLOP/s"
 
 
-def _speed_lines(problem, result: dict, speed: list, scale) -> list[str]:
+def _speed_lines(result: ProblemResult, exercise: Exercise, speed: list[SpeedRow]) -> list[str]:
     """Per benchmark size: time, the physical rate (GB/s for a memory-bound task, TFLOP/s for a
     compute-bound one), its fraction of this GPU's ceiling and roofline, and the library's time."""
-    metric = result.get("speed_metric", {})
+    library = library_label(result)
     headline = ""
-    if metric:
-        value = metric["value"]
-        headline = metrics.named(metric["name"]).shown(value, library_label(problem, result))
-    lines = [f"Speed ({result.get('speed_points', 0):g} / {problem.speed_points:g}): {headline} ({scale.describe()})"]
-    ceilings = result.get("ceilings", {})
+    if result.speed_metric is not None:
+        headline = metrics.named(result.speed_metric.name).shown(result.speed_metric.value, library)
+    lines = [f"Speed ({result.speed_points or 0:g} / {exercise.speed_points:g}): {headline} ({exercise.scale_text})"]
+    ceilings = result.ceilings or {}
     copy = ceilings.get("copy", {}).get("bytes_per_s")
-    compute_bound = problem.speed_scale.metric is metrics.LIBRARY_RATIO and speed[0].get("intensity", 0) * (copy or 0) > speed[0].get("peak_flop_per_s", float("inf")) * 0.5
+    first = speed[0]
+    compute_bound = exercise.metric_name == metrics.LIBRARY_RATIO.name and (first.intensity or 0) * (copy or 0) > (first.peak_flop_per_s or float("inf")) * 0.5
     if copy:
         lines.append(f"  this GPU's measured copy bandwidth: {_fmt_bw(copy)}")
-    if compute_bound and speed[0].get("peak_flop_per_s"):
-        lines.append(f"  this GPU's measured {peak_name(ceilings, problem.compute_dtype)} matmul rate: {_fmt_flops(speed[0]['peak_flop_per_s'])}")
+    if compute_bound and first.peak_flop_per_s:
+        lines.append(f"  this GPU's measured {peak_name(ceilings, exercise.compute_dtype)} matmul rate: {_fmt_flops(first.peak_flop_per_s)}")
     rate_name, ceiling_name = ("TFLOP/s", "of peak") if compute_bound else ("bandwidth", "of copy")
-    extras = list((speed[0].get("extra_libraries") or {}).keys())
-    header = f"  {'size':>14}  {'yours (ms)':>17}  {rate_name:>13}  {ceiling_name:>7}  {'of roofline':>11}  {library_label(problem, result) + ' (ms)':>16}  {'ratio':>6}"
+    extras = list((first.extra_libraries or {}).keys())
+    header = f"  {'size':>14}  {'yours (ms)':>17}  {rate_name:>13}  {ceiling_name:>7}  {'of roofline':>11}  {library + ' (ms)':>16}  {'ratio':>6}"
     for name in extras:
         header += f"  {name + ' (ms)':>16}  {'ratio':>6}"
     lines.append(header)
     for row in speed:
-        c, lib = row["candidate"], row["library"]
-        label = row.get("size_label") or _size(row["size"])
+        c, lib = row.candidate, row.library
         if compute_bound:
-            rate, fraction = _fmt_flops(row["flop_per_s"]), row["flop_per_s"] / row["peak_flop_per_s"]
+            rate, fraction = _fmt_flops(row.flop_per_s), row.flop_per_s / row.peak_flop_per_s
         else:
-            rate, fraction = _fmt_bw(row["bandwidth"]), row["copy_fraction"]
+            rate, fraction = _fmt_bw(row.bandwidth), row.copy_fraction
         line = (
-            f"  {label:>14}  {c['median_ms']:>8.4f} ± {c['stderr_ms']:.4f}  {rate:>13}  "
-            f"{fraction:>7.0%}  {row['roofline_fraction']:>11.0%}  {lib['median_ms']:>16.4f}  {row['ratio']:>5.2f}x"
+            f"  {row.label:>14}  {c.median_ms:>8.4f} ± {c.stderr_ms:.4f}  {rate:>13}  "
+            f"{fraction:>7.0%}  {row.roofline_fraction:>11.0%}  {lib.median_ms:>16.4f}  {row.ratio:>5.2f}x"
         )
         for name in extras:
-            extra = row["extra_libraries"][name]
-            line += f"  {extra['median_ms']:>16.4f}  {extra.get('ratio', float('nan')):>5.2f}x"
+            extra = row.extra_libraries[name]
+            line += f"  {extra.median_ms:>16.4f}  {extra.ratio if extra.ratio is not None else float('nan'):>5.2f}x"
         lines.append(line)
-    batched = max(row.get("calls_per_window", 1) for row in speed)
+    batched = max(row.calls_per_window or 1 for row in speed)
     windows = f"windows of up to {batched} calls back to back (each time is a window's share per call)" if batched > 1 else "calls"
-    lines.append(f"  median of {speed[0]['candidate']['calls']}+ {windows} per size, every call on fresh inputs and its output checked; L2 flushed before each window")
+    lines.append(f"  median of {first.candidate.calls}+ {windows} per size, every call on fresh inputs and its output checked; L2 flushed before each window")
     return lines
 
 
-def roofline_png(result: dict) -> bytes | None:
+def roofline_png(result: dict | ProblemResult) -> bytes | None:
     """The learner's kernel and the library's on this GPU's measured roofline, as PNG bytes."""
-    speed = result.get("speed", [])
-    ceilings = result.get("ceilings")
-    if not speed or not ceilings or "intensity" not in speed[0]:
+    result = ProblemResult.from_dict(result) if isinstance(result, dict) else result
+    speed = result.speed
+    ceilings = result.ceilings
+    if not speed or not ceilings or speed[0].intensity is None:
         return None
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    problem = registry.get(result["problem"])
+    exercise = _exercise(result)
     copy_bw = ceilings["copy"]["bytes_per_s"]
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
-    library = library_label(problem, result)
-    if all(row["flops"] == 0 for row in speed):
-        _bandwidth_chart(ax, problem, speed, copy_bw, library)
+    library = library_label(result)
+    if all(row.flops == 0 for row in speed):
+        _bandwidth_chart(ax, exercise, [row.to_dict() for row in speed], copy_bw, library)
     else:
-        _roofline_chart(ax, problem, speed, ceilings, library)
-    ax.set_title(f"{problem.title} on {result.get('device_name', 'this GPU')}", fontsize=10)
+        _roofline_chart(ax, exercise, [row.to_dict() for row in speed], ceilings, library)
+    ax.set_title(f"{exercise.title} on {result.device_name or 'this GPU'}", fontsize=10)
     buffer = io.BytesIO()
     fig.tight_layout()
     fig.savefig(buffer, format="png")
@@ -180,7 +191,8 @@ def roofline_png(result: dict) -> bytes | None:
 
 def _bandwidth_chart(ax, problem, speed: list, copy_bw: float, library: str) -> None:
     """Work with no FLOPs (a transpose, a copy) has no place on a roofline's intensity axis: its
-    only roof is the copy bandwidth, so it is drawn as bandwidth per benchmark size."""
+    only roof is the copy bandwidth, so it is drawn as bandwidth per benchmark size. ``problem``
+    labels the sizes and names the compute dtype (an Exercise, or the Problem itself)."""
     labels = [row.get("size_label") or problem.size_label(row["size"]) for row in speed]
     positions = range(len(speed))
     ax.axhline(copy_bw / 1e9, color="k", lw=1.5, label=f"copy bandwidth {copy_bw / 1e9:,.0f} GB/s")

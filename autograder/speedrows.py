@@ -8,6 +8,7 @@ import secrets
 
 from . import crosstime, honesty, timing
 from .judging import summarise
+from .result import BaselineRun, CaseResult, Honesty, SpeedRow
 
 NULL_CALLS = 20
 # Two calibrations of the switch between contexts (before the learner's code is loaded and after it
@@ -22,9 +23,10 @@ def measure(grading, stages) -> None:
     for size in p.bench_sizes:
         label = _label(size)
         measured = stages.timed(g.learner, size, secrets.randbits(62), check=True, phase=f"timed {label}")
-        g.result["cases"].append(measured["case"])
-        if not measured["case"]["passed"]:
-            g.result.update(status="FAIL", message="some cases are wrong")
+        case = CaseResult.from_dict(measured["case"])
+        g.result.cases.append(case)
+        if not case.passed:
+            g.result.status, g.result.message = "FAIL", "some cases are wrong"
             return
         learner_raws[label], learner_nulls[label], wrong[label] = measured["raws"], measured["nulls"], measured["wrong"]
         batches[label] = measured["calls_per_window"]
@@ -34,7 +36,7 @@ def measure(grading, stages) -> None:
     g.learner.end(spare=(g.helper.process.pid,))
     g._calibrate("after")
     baseline = p.baseline_for(g.device)
-    g.result["baseline"] = {"label": baseline.label, "note": baseline.note, "graded": baseline.speed_scale is not None}
+    g.result.baseline = BaselineRun(label=baseline.label, note=baseline.note, graded=baseline.speed_scale is not None)
     library_raws, library_nulls, extra_raws = {}, {}, {}
     for size in p.bench_sizes:
         label = _label(size)
@@ -48,10 +50,10 @@ def measure(grading, stages) -> None:
             # The helper's nulls between any library's calls measure the same trusted switch.
             library_nulls[label] += extra["nulls"]
     g.stage("library")
-    calibrations = [c["switch_us"] for c in g.result.get("calibration", {}).values()]
+    calibrations = [c["switch_us"] for c in (g.result.calibration or {}).values()]
     note = calibration_note(calibrations)
     if note:
-        g.result["calibration_note"] = note
+        g.result.calibration_note = note
     charged, switches = {}, {}
     for size in p.bench_sizes:
         label = _label(size)
@@ -72,7 +74,7 @@ def measure(grading, stages) -> None:
             "library": summarise([crosstime.charge(r, library_ref)[0] / count for r in library]),
             "bytes_moved": float(p.bytes_moved(size)),
             "flops": float(p.flops(size)),
-            "floor_ms": timing.floor_ms(p, size, g.result["ceilings"]),
+            "floor_ms": timing.floor_ms(p, size, g.result.ceilings),
             "wrong_timed_outputs": wrong[label],
             "extra_libraries": {name: summarise([crosstime.charge(r, library_ref)[0] / count for r in raws]) for name, raws in extra_raws.get(label, {}).items()},
             "charged_more": _reasons(mine),
@@ -81,9 +83,9 @@ def measure(grading, stages) -> None:
         seconds = row["candidate"]["median_ms"] * 1e-3
         library_seconds = row["library"]["median_ms"] * 1e-3
         row.update(bandwidth=row["bytes_moved"] / seconds, library_bandwidth=row["bytes_moved"] / library_seconds, ratio=library_seconds / seconds)
-        g.result["speed"].append(row)
-    g.result["honesty"] = honesty.judge_gpu(g.phases, g.own_kernels, p.allowed_library_kernels, charged)
-    g.result["switch_us"] = switches
+        g.result.speed.append(SpeedRow.from_dict(row))
+    g.result.honesty = Honesty.from_dict(honesty.judge_gpu(g.phases, g.own_kernels, p.allowed_library_kernels, charged))
+    g.result.switch_us = switches
 
 
 def switch_costs(calibrations: list[float], yours_nulls_us: list[float], library_nulls_us: list[float]) -> tuple[float, float]:

@@ -1,130 +1,215 @@
 """From the judge's facts to a verdict and points: the one place where grades are decided. It runs in
-the judge process, never where the learner's code runs."""
+the judge process, never where the learner's code runs.
+
+The judge's stages (autograder._judge: screen and tamper checks on every output, the correctness
+cases, the timed outputs, honesty) write what they found into a ProblemResult; ``facts_of`` reads
+that and this GPU's floor into Facts, and ``decide`` walks CHECKS in order: the first check that
+has something to say sets the verdict and points, and a result every check lets through earns its
+speed points.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from . import problem as problem_mod
 from . import registry
+from .result import Exercise, Honesty, MetricValue, ProblemResult
+
+UNCHECKED = Honesty(ok=False, message="the kernels of the call were not checked")
+WRONG_TIMED = (
+    "{wrong} timed calls returned a wrong answer: the output must be computed by each call, "
+    "from the inputs it is given (no caching, no skipped or deferred work)"
+)
+BELOW_FLOOR = (
+    "a time below the physical floor (bytes moved at this GPU's measured bandwidth, or FLOPs at its "
+    "measured matmul rate): the timing was fooled"
+)
 
 
+@dataclass(frozen=True)
+class Facts:
+    """What the stages established, all a verdict is decided from.
+
+    ``status``/``message``: where the judge's stages ended (PASS when every correctness case was
+    right). ``cpu_honesty``: the Triton interpreter's check of the learner's kernels (CPU only).
+    ``timed``: benchmark rows exist. ``wrong_timed_outputs``: timed calls whose output was wrong.
+    ``honesty``: the profiler's check of the timed calls (GPU). ``below_floor``: a benchmark size
+    was timed under the physical floor. ``baseline_graded``: the library that ran is the one the
+    targets were set against. ``metric``: the speed metric's geometric mean over the sizes.
+    """
+
+    status: str
+    message: str
+    device: str
+    speed_graded: bool
+    cpu_honesty: Honesty | None = None
+    timed: bool = False
+    wrong_timed_outputs: int = 0
+    honesty: Honesty | None = None
+    below_floor: bool = False
+    baseline_graded: bool = True
+    baseline_note: str = ""
+    metric: MetricValue | None = None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The status and message (None: the stages' own), the points earned, and what the report says
+    about speed."""
+
+    status: str | None = None
+    message: str | None = None
+    correct: bool = False
+    speed_note: str = ""
+    metric: MetricValue | None = None
+
+
+# -- the checks, in the order they are applied ------------------------------------------------------
+def _no_speed_grade(f: Facts) -> Verdict | None:
+    if not f.speed_graded:
+        return Verdict(correct=f.status == "PASS")
+    return None
+
+
+def _correctness(f: Facts) -> Verdict | None:
+    if f.status == "PASS":
+        return None
+    return Verdict(speed_note="needs a GPU" if f.status == "NEEDS GPU" else "")
+
+
+def _cpu_honesty(f: Facts) -> Verdict | None:
+    if f.device != "cuda" and f.cpu_honesty and not f.cpu_honesty.ok:
+        return Verdict(status="REJECT", message=f.cpu_honesty.message)
+    return None
+
+
+def _needs_gpu(f: Facts) -> Verdict | None:
+    if f.device != "cuda":
+        return Verdict(correct=True, speed_note="needs a GPU: speed is graded only on a GPU")
+    return None
+
+
+def _measured(f: Facts) -> Verdict | None:
+    return None if f.timed else Verdict(correct=True, speed_note="speed was not measured")
+
+
+def _timed_outputs(f: Facts) -> Verdict | None:
+    if f.wrong_timed_outputs:
+        return Verdict(status="FAIL", message=WRONG_TIMED.format(wrong=f.wrong_timed_outputs))
+    return None
+
+
+def _honesty(f: Facts) -> Verdict | None:
+    honesty = f.honesty or UNCHECKED
+    return None if honesty.ok else Verdict(status="REJECT", message=honesty.message)
+
+
+def _floor(f: Facts) -> Verdict | None:
+    return Verdict(status="REJECT", message=BELOW_FLOOR) if f.below_floor else None
+
+
+def _baseline(f: Facts) -> Verdict | None:
+    if f.baseline_graded:
+        return None
+    return Verdict(correct=True, speed_note=f.baseline_note or "the library baseline that ran here is not the one the targets were set against")
+
+
+CHECKS: tuple[tuple[str, Callable[[Facts], Verdict | None]], ...] = (
+    ("speed grade", _no_speed_grade),
+    ("correctness", _correctness),
+    ("honesty on the CPU", _cpu_honesty),
+    ("a GPU", _needs_gpu),
+    ("speed measured", _measured),
+    ("timed outputs", _timed_outputs),
+    ("honesty", _honesty),
+    ("floor", _floor),
+    ("baseline", _baseline),
+)
+
+
+def decide(facts: Facts) -> Verdict:
+    """The verdict: the first check with something to say, else a correct, honest, measured kernel
+    whose speed earns points."""
+    for _, check in CHECKS:
+        found = check(facts)
+        if found is not None:
+            return found
+    return Verdict(correct=True, metric=facts.metric)
+
+
+def points(exercise: Exercise, verdict: Verdict, scale=None) -> tuple[float, float]:
+    """(correctness points, speed points) for a verdict: correctness is all or nothing; speed points
+    follow only a verdict that carries the speed metric, through the exercise's scale."""
+    correct = exercise.correctness_points if verdict.correct else 0.0
+    speed = 0.0
+    if verdict.metric is not None and scale is not None:
+        speed = exercise.speed_points * scale.fraction(verdict.metric.value)
+    return correct, speed
+
+
+# -- facts from a result --------------------------------------------------------------------------
 def _geomean(values: list[float]) -> float:
     if not values or any(v <= 0 or not math.isfinite(v) for v in values):
         return 0.0
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def _annotate_speed(problem, result: dict) -> None:
-    """Physical units and fractions of this GPU's ceilings for every benchmark row."""
-    from . import timing
-
-    entry = result.get("ceilings") or {}
-    if not entry:
-        return
-    copy_bw = float(entry["copy"]["bytes_per_s"])
-    matmul = entry.get("matmul", {})
-    peak = _peak(matmul, problem.compute_dtype)
-    for row in result["speed"]:
-        seconds = row["candidate"]["median_ms"] * 1e-3
-        intensity = row["flops"] / row["bytes_moved"] if row["bytes_moved"] else float("inf")
-        # The roofline's time for this work is the slower of moving its bytes and doing its FLOPs;
-        # written as times it also holds for work with no FLOPs (a transpose) or no bytes.
-        roofline_s = max(row["bytes_moved"] / copy_bw, row["flops"] / peak)
-        row["size_label"] = problem.size_label(_size_value(row["size"]))
-        row["copy_fraction"] = row["bandwidth"] / copy_bw
-        row["flop_per_s"] = row["flops"] / seconds
-        row["library_flop_per_s"] = row["flops"] / (row["library"]["median_ms"] * 1e-3)
-        row["intensity"] = intensity
-        row["peak_flop_per_s"] = peak
-        row["roofline_fraction"] = roofline_s / seconds
-        row["below_floor"] = row["candidate"]["median_ms"] < timing.FLOOR_SLACK * row["floor_ms"]
-        for extra in (row.get("extra_libraries") or {}).values():
-            extra["ratio"] = extra["median_ms"] / row["candidate"]["median_ms"]
-            extra["flop_per_s"] = row["flops"] / (extra["median_ms"] * 1e-3)
+def facts_of(problem, result: ProblemResult, device: str) -> Facts:
+    """The facts of a result whose speed rows (if any) are annotated."""
+    speed_graded = problem_mod.has_speed_grade(problem)
+    if not speed_graded or result.status != "PASS" or device != "cuda" or not result.speed:
+        return Facts(result.status, result.message, device, speed_graded, cpu_honesty=result.honesty if device != "cuda" else None, timed=bool(result.speed))
+    baseline = result.baseline
+    scale = problem.speed_scale
+    metric = MetricValue(scale.metric.name, _geomean([scale.metric.of(r.to_dict()) for r in result.speed]))
+    return Facts(
+        result.status,
+        result.message,
+        device,
+        speed_graded,
+        timed=True,
+        wrong_timed_outputs=sum(r.wrong_timed_outputs for r in result.speed),
+        honesty=result.honesty,
+        below_floor=any(r.below_floor for r in result.speed),
+        baseline_graded=baseline.graded if baseline is not None else True,
+        baseline_note=(baseline.note if baseline is not None else "") or "",
+        metric=metric,
+    )
 
 
-def _peak(matmul: dict, dtype: str) -> float:
-    if not matmul:
-        return float("inf")
-    from . import ceilings
+def score_result(problem, result: ProblemResult, device: str) -> ProblemResult:
+    """Annotate the speed rows, decide the verdict and fill in the points (in place)."""
+    from . import speedunits
 
-    return ceilings.compute_peak({"matmul": matmul}, dtype)
-
-
-def _size_value(size):
-    """Sizes come back from the child as JSON: tuples as their repr."""
-    if isinstance(size, str):
-        import ast
-
-        try:
-            return ast.literal_eval(size)
-        except (ValueError, SyntaxError):
-            return size
-    return size
-
-
-def score(problem, result: dict, device: str) -> dict:
-    """Fill in the verdict and points. Correctness is all or nothing; speed points only follow a
-    correct, honest kernel, from the geometric mean over the benchmark sizes."""
-    result.setdefault("cases", [])
-    result.setdefault("speed", [])
-    result["title"] = problem.title
-    result["max_points"] = problem.max_points
-    result["max_points_here"] = problem.correctness_points + (problem.speed_points if device == "cuda" else 0.0)
-    correct_points = speed_points = 0.0
-    result["speed_note"] = ""
-    if not problem_mod.has_speed_grade(problem):
-        result["correctness_points"] = problem.correctness_points if result["status"] == "PASS" else 0.0
-        result["speed_points"] = 0.0
-        result["points"] = result["correctness_points"]
-        return result
-    if result["status"] == "PASS":
-        correct_points = problem.correctness_points
-        cpu_honesty = result.get("honesty") if device != "cuda" else None
-        if cpu_honesty and not cpu_honesty["ok"]:
-            result["status"] = "REJECT"
-            result["message"] = cpu_honesty["message"]
-            correct_points = 0.0
-        elif device != "cuda":
-            result["speed_note"] = "needs a GPU: speed is graded only on a GPU"
-        elif not result["speed"]:
-            result["speed_note"] = "speed was not measured"
-        else:
-            _annotate_speed(problem, result)
-            wrong = sum(r["wrong_timed_outputs"] for r in result["speed"])
-            honesty = result.get("honesty") or {"ok": False, "message": "the kernels of the call were not checked"}
-            if wrong:
-                result["status"] = "FAIL"
-                result["message"] = (
-                    f"{wrong} timed calls returned a wrong answer: the output must be computed by each call, "
-                    "from the inputs it is given (no caching, no skipped or deferred work)"
-                )
-                correct_points = 0.0
-            elif not honesty["ok"]:
-                result["status"] = "REJECT"
-                result["message"] = honesty["message"]
-                correct_points = 0.0
-            elif any(r["below_floor"] for r in result["speed"]):
-                result["status"] = "REJECT"
-                result["message"] = (
-                    "a time below the physical floor (bytes moved at this GPU's measured bandwidth, or FLOPs at its "
-                    "measured matmul rate): the timing was fooled"
-                )
-                correct_points = 0.0
-            elif not (result.get("baseline") or {}).get("graded", True):
-                result["speed_note"] = result["baseline"].get("note") or "the library baseline that ran here is not the one the targets were set against"
-            else:
-                scale = problem.speed_scale
-                metric = _geomean([scale.metric.of(r) for r in result["speed"]])
-                result["speed_metric"] = {"name": scale.metric.name, "value": metric}
-                speed_points = problem.speed_points * problem.speed_scale.fraction(metric)
-    elif result["status"] == "NEEDS GPU":
-        result["speed_note"] = "needs a GPU"
-    result["correctness_points"] = correct_points
-    result["speed_points"] = round(speed_points, 2)
-    result["points"] = round(correct_points + speed_points, 2)
+    exercise = Exercise.of(problem)
+    result.exercise = exercise
+    result.title = problem.title
+    result.max_points = problem.max_points
+    result.max_points_here = problem.correctness_points + (problem.speed_points if device == "cuda" else 0.0)
+    if exercise.speed_graded and result.status == "PASS" and device == "cuda" and result.speed:
+        speedunits.annotate(problem, result)
+    verdict = decide(facts_of(problem, result, device))
+    if verdict.status is not None:
+        result.status, result.message = verdict.status, verdict.message
+    result.speed_note = verdict.speed_note
+    if verdict.metric is not None:
+        result.speed_metric = verdict.metric
+    correct, speed = points(exercise, verdict, getattr(problem, "speed_scale", None))
+    result.correctness_points = correct
+    result.speed_points = round(speed, 2) if exercise.speed_graded else 0.0
+    result.points = round(correct + speed, 2) if exercise.speed_graded else correct
     return result
+
+
+def score(problem, result: dict | ProblemResult, device: str) -> dict:
+    """Fill in the verdict and points of a result (as the judge sends it) and return it as a dict.
+    Correctness is all or nothing; speed points only follow a correct, honest kernel, from the
+    geometric mean over the benchmark sizes."""
+    typed = ProblemResult.from_dict(result) if isinstance(result, dict) else result
+    return score_result(problem, typed, device).to_dict()
 
 
 def needs_gpu_result(problem) -> dict:
@@ -137,12 +222,12 @@ def needs_gpu_result(problem) -> dict:
     }
 
 
-def finish(job: dict, result: dict) -> dict:
+def finish(job: dict, result: ProblemResult) -> dict:
     """The judge's last step: what the learner's code printed (as text, never parsed) and the
     verdict and points."""
     import os
 
     from .session import read_log
 
-    result["output"] = read_log(os.path.join(job["workdir"], "learner", "output.log"))
+    result.output = read_log(os.path.join(job["workdir"], "learner", "output.log"))
     return score(registry.get(job["problem"]), result, job["device"])

@@ -47,7 +47,7 @@ class TimedWindows:
         memory = min(BATCH_MEMORY_SHARE * total, BATCH_FREE_SHARE * free)
         planned = {}
         for size in p.bench_sizes:
-            floor_us = timing.floor_ms(p, size, self.g.result["ceilings"]) * 1e3
+            floor_us = timing.floor_ms(p, size, self.g.result.ceilings) * 1e3
             inputs = p.make_inputs(size, secrets.randbits(62), "cuda")
             out = p.library(**inputs)
             tensor_bytes = sum(v.numel() * v.element_size() for v in inputs.values() if isinstance(v, torch.Tensor))

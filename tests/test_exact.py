@@ -9,7 +9,7 @@ import pytest
 
 from autograder import exact, grading, registry
 from autograder import problem as problem_mod
-from autograder.problems import act2
+from autograder.problems.act2 import models as act2
 
 EXACT = [p for p in registry.all_problems() if problem_mod.is_exact(p)]
 

@@ -29,9 +29,6 @@ from typing import Any
 
 import torch
 
-from ...problem import ExactProblem, register
-
-NOTEBOOK = "act7-quantization/quantize"
 # float32's unit roundoff: every float32 operation is exact to within this much of its result.
 U32 = 2.0**-24
 INT8_MAX = 127
@@ -253,7 +250,7 @@ def _weights(generator: torch.Generator, n: int, k: int, outliers: int = 0) -> t
     return w
 
 
-def _int8_cases(seed: int) -> list[dict]:
+def int8_cases(seed: int) -> list[dict]:
     generator = torch.Generator().manual_seed(seed)
     r = random.Random(seed)
     edge = torch.tensor(
@@ -270,11 +267,11 @@ def _int8_cases(seed: int) -> list[dict]:
     return cases
 
 
-def _dequantize_int8_cases(seed: int) -> list[dict]:
-    return [dict(zip(("q", "scale"), quantize_int8(case["w"]), strict=True)) for case in _int8_cases(seed)]
+def dequantize_int8_cases(seed: int) -> list[dict]:
+    return [dict(zip(("q", "scale"), quantize_int8(case["w"]), strict=True)) for case in int8_cases(seed)]
 
 
-def _pack_cases(seed: int) -> list[dict]:
+def pack_cases(seed: int) -> list[dict]:
     generator = torch.Generator().manual_seed(seed)
     r = random.Random(seed)
     every_pair = torch.arange(256, dtype=torch.int32)
@@ -288,7 +285,7 @@ def _pack_cases(seed: int) -> list[dict]:
     return cases
 
 
-def _int4_cases(seed: int) -> list[dict]:
+def int4_cases(seed: int) -> list[dict]:
     generator = torch.Generator().manual_seed(seed)
     r = random.Random(seed)
     edge = torch.zeros(5, 64)
@@ -305,22 +302,9 @@ def _int4_cases(seed: int) -> list[dict]:
     return cases
 
 
-def _dequantize_int4_cases(seed: int) -> list[dict]:
+def dequantize_int4_cases(seed: int) -> list[dict]:
     out = []
-    for case in _int4_cases(seed):
+    for case in int4_cases(seed):
         packed, scale, zero = quantize_int4(case["w"], case["group_size"])
         out.append({"packed": packed, "scale": scale, "zero": zero, "group_size": case["group_size"]})
     return out
-
-
-def _problem(name: str, title: str, make_cases, reference, judge, points: float = 1.0) -> ExactProblem:
-    return ExactProblem(
-        name=f"act7.{name}", title=title, notebook=NOTEBOOK, function=name, make_cases=make_cases, reference=reference, judge=judge, correctness_points=points
-    )
-
-
-register(_problem("quantize_int8", "int8 per-channel symmetric quantisation", _int8_cases, quantize_int8, judge_quantize_int8))
-register(_problem("dequantize_int8", "int8 dequantisation", _dequantize_int8_cases, dequantize_int8, judge_dequantize_int8))
-register(_problem("pack_int4", "Two int4 values per byte", _pack_cases, pack_int4, judge_pack_int4))
-register(_problem("quantize_int4", "int4 group-wise asymmetric quantisation, packed", _int4_cases, quantize_int4, judge_quantize_int4, points=2.0))
-register(_problem("dequantize_int4", "int4 group-wise dequantisation", _dequantize_int4_cases, dequantize_int4, judge_dequantize_int4))

@@ -1,12 +1,10 @@
-"""Act 1.5: the exact pure-Python exercises that read a GPU's peaks from its spec table (peak rates,
-ridge points, the same operation's time bound on different chips). Graded on any machine, with no
-speed part; registered when autograder.problems is imported."""
+"""Act 1.5's answers: a GPU's peak rates, ridge points and time bounds read from its spec table, the
+spec table of five generations, and the random GPUs the cases draw after them. Shared by the
+act's three exact problems (peak_rates, ridge_points, time_bounds)."""
 
 from __future__ import annotations
 
 import random
-
-from ...problem import ExactProblem, register
 
 # Spec-sheet inputs for five generations, in the units a spec table uses. FLOP per clock per SM is
 # dense (no structured sparsity) and counts a fused multiply-add as 2 FLOPs; each value reproduces
@@ -48,7 +46,7 @@ def time_bounds(flops: float, bytes_moved: float, dtype: str, gpus: dict) -> dic
     return out
 
 
-def _random_gpu(r: random.Random) -> dict:
+def random_gpu(r: random.Random) -> dict:
     dtypes = r.sample(DTYPES, r.randrange(1, 5))
     return dict(
         sms=r.randrange(8, 200),
@@ -59,46 +57,9 @@ def _random_gpu(r: random.Random) -> dict:
     )
 
 
-def _spec_cases(seed: int) -> list:
+def spec_cases(seed: int) -> list:
     r = random.Random(seed)
     fixed = [dict(spec) for spec in SPEC_TABLE.values()]
     # One SM, one clock, one dtype: the formulas with nothing to hide behind.
     fixed.append(dict(sms=1, clock_ghz=1.0, flops_per_clock_per_sm={"fp32": 2}, bus_width_bits=8, data_rate_gbps=1.0))
-    return fixed + [_random_gpu(r) for _ in range(6)]
-
-
-def _time_bound_cases(seed: int) -> list:
-    r = random.Random(seed)
-    table = {name: spec for name, spec in SPEC_TABLE.items() if "bf16" in spec["flops_per_clock_per_sm"]}
-    cases = [
-        # A bf16 4096^3 matmul: compute-bound everywhere.
-        dict(flops=2 * 4096**3, bytes_moved=3 * 4096 * 4096 * 2, dtype="bf16", gpus=table),
-        # A bf16 elementwise add of 2^26 elements: memory-bound everywhere.
-        dict(flops=1 << 26, bytes_moved=6 << 26, dtype="bf16", gpus=table),
-        # Intensity 250 FLOP/byte: compute-bound on the A100 and H200, memory-bound on the H100 and B200.
-        dict(flops=250 * 10**9, bytes_moved=10**9, dtype="bf16", gpus=table),
-    ]
-    for _ in range(5):
-        dtype = r.choice(DTYPES)
-        gpus = {f"gpu{i}": _random_gpu(r) for i in range(r.randrange(1, 5))}
-        for spec in gpus.values():
-            spec["flops_per_clock_per_sm"][dtype] = r.choice((128, 512, 1024, 4096))
-        cases.append(dict(flops=10 ** r.uniform(6, 15), bytes_moved=10 ** r.uniform(6, 11), dtype=dtype, gpus=gpus))
-    return cases
-
-
-GENERATIONS = "act1-hierarchy/gpu_generations"
-
-register(ExactProblem(name="act1.peak_rates", title="Peak FLOP/s and bandwidth from a spec table", notebook=GENERATIONS, function="peak_rates", make_cases=_spec_cases, reference=peak_rates))
-register(ExactProblem(name="act1.ridge_points", title="Ridge points per dtype", notebook=GENERATIONS, function="ridge_points", make_cases=_spec_cases, reference=ridge_points))
-register(
-    ExactProblem(
-        name="act1.time_bounds",
-        title="The same operation on different chips",
-        notebook=GENERATIONS,
-        function="time_bounds",
-        make_cases=_time_bound_cases,
-        reference=time_bounds,
-        correctness_points=2.0,
-    )
-)
+    return fixed + [random_gpu(r) for _ in range(6)]

@@ -1,0 +1,1 @@
+"""Act 7, exact answer: int8 dequantisation."""
