@@ -13,7 +13,7 @@ def grade_exact(g) -> None:
     """The exact answers: each case drawn here, the learner's answer compared with the reference."""
     for case in g.problem.make_cases(secrets.randbits(62)):
         expected = g.problem.reference(**pickle.loads(pickle.dumps(case)))
-        shown = ", ".join(f"{k}={v!r}" for k, v in case.items())
+        shown = g.problem.describe_case(case) if getattr(g.problem, "describe_case", None) else ", ".join(f"{k}={v!r}" for k, v in case.items())
         header, _ = g.learner.ask({"op": "answer", "keywords": True}, pickle.dumps(case), timeout=g.remaining())
         if header.get("error", {}).get("refused"):
             g.fail_hard("REJECT", header["error"]["message"])

@@ -50,7 +50,7 @@ def check_cases(problem, fn: Callable, seed: int) -> list[dict]:
     results = []
     for case in problem.make_cases(seed):
         expected = problem.reference(**copy.deepcopy(case))
-        shown = ", ".join(f"{k}={v!r}" for k, v in case.items())
+        shown = problem.describe_case(case) if getattr(problem, "describe_case", None) else ", ".join(f"{k}={v!r}" for k, v in case.items())
         try:
             got = fn(**copy.deepcopy(case))
         except Exception as exc:  # noqa: BLE001 -- the learner's exception is this case's verdict

@@ -63,6 +63,10 @@ class KernelStages(TimedWindows):
             from . import honesty
 
             g.result["honesty"] = honesty.judge_cpu(seen.get("operators", []), cpu_calls, g.own_kernels)
+            if g.result["honesty"]["ok"]:
+                from . import launch_count
+
+                g.result["honesty"] = launch_count.judge_cpu(cpu_calls, p.max_launches) or g.result["honesty"]
 
     def _case(self, size) -> tuple[dict, dict]:
         p, g = self.problem, self.g

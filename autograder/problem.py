@@ -83,6 +83,9 @@ class Problem:
     extra_libraries -> (name, function) baselines timed in the same loop and reported, not graded.
     baseline(device) -> the Baseline that runs on that device, where the library's backend depends on
         the device (``baseline_for`` gives every problem's).
+    max_launches -> when set, the most launches of the learner's own kernels one call may make (counted
+        by autograder.launch_count); solution_extra_ratio -> when set, the ratio to every extra library
+        the reference solution must also reach.
     """
 
     name: str
@@ -112,6 +115,8 @@ class Problem:
     extra_libraries: tuple[tuple[str, Callable[..., Any]], ...] = ()
     notes: dict = field(default_factory=dict)
     baseline: Callable[[Any], Baseline] | None = None
+    max_launches: int | None = None
+    solution_extra_ratio: float | None = None
 
     kind: ClassVar[str] = "kernel"
 
@@ -141,6 +146,11 @@ class Problem:
         level = None if self.solution_library_ratio is None else self.solution_library_ratio * (1.0 - LEVEL_BAND)
         if level is not None and row.get("ratio", 0.0) < level:
             missed.append(f"{row.get('ratio', 0.0):.2f}x {self.library_name}, target {self.solution_library_ratio:.2f}x (level within {LEVEL_BAND:.0%})")
+        if self.solution_extra_ratio is not None:
+            for name, timing in row.get("extra_libraries", {}).items():
+                extra = timing["median_ms"] / row["candidate"]["median_ms"]
+                if extra < self.solution_extra_ratio * (1.0 - LEVEL_BAND):
+                    missed.append(f"{extra:.2f}x {name}, target {self.solution_extra_ratio:.2f}x (level within {LEVEL_BAND:.0%})")
         return missed
 
     @property
@@ -203,6 +213,8 @@ class ExactProblem:
     language: str = "python"
     speed_points: float = 0.0
     notes: dict = field(default_factory=dict)
+    # describe_case(case) -> how a case is named in the report, where its arguments are too long to print.
+    describe_case: Callable[[dict], str] | None = None
     kind: ClassVar[str] = "exact"
 
     @property

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import secrets
 
-from . import crosstime, honesty, timing
+from . import crosstime, honesty, launch_count, timing
 from .judging import summarise
 
 NULL_CALLS = 20
@@ -83,6 +83,8 @@ def measure(grading, stages) -> None:
         row.update(bandwidth=row["bytes_moved"] / seconds, library_bandwidth=row["bytes_moved"] / library_seconds, ratio=library_seconds / seconds)
         g.result["speed"].append(row)
     g.result["honesty"] = honesty.judge_gpu(g.phases, g.own_kernels, p.allowed_library_kernels, charged)
+    if g.result["honesty"]["ok"]:
+        g.result["honesty"] = launch_count.judge_gpu(g.phases, g.own_kernels, charged, p.max_launches) or g.result["honesty"]
     g.result["switch_us"] = switches
 
 
