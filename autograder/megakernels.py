@@ -121,7 +121,7 @@ def _rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor
 
 
 def decode_layer_eager(x, attn_norm, wq, wk, wv, wo, mlp_norm, w_gate, w_up, w_down, k_cache, v_cache, cos, sin):
-    """One layer of the tiny model for one new token, op by op as PyTorch runs it (about 40 kernels).
+    """One layer of the tiny model for one new token, op by op as PyTorch runs it (a few dozen kernels).
 
     The new token attends to the cached positions and to itself; its key and value are used where
     they are computed rather than appended to a copy of the cache (which would move the whole cache).

@@ -1,6 +1,6 @@
 """One layer of the tiny transformer for one new token (batch 1): RMSNorm, the Q/K/V projections,
 RoPE, attention over the cached keys and values plus the token itself, the output projection and its
-residual, RMSNorm, the SwiGLU MLP and its residual. Eager PyTorch runs it as about 40 kernels, each a
+residual, RMSNorm, the SwiGLU MLP and its residual. Eager PyTorch runs it as a few dozen kernels, each a
 few microseconds of mostly idle GPU at these sizes; the inputs and the eager layer are in
 autograder/problems/act8/decode.py."""
 

@@ -1,5 +1,5 @@
 """The whole decode step of the tiny transformer at batch 1: the token's embedding, every layer, the
-final RMSNorm and the logits. The library is the eager op-by-op step (about 40 kernels a layer); its
+final RMSNorm and the logits. The library is the eager op-by-op step (a few dozen kernels a layer); its
 CUDA-graph version is timed beside it. The inputs and both baselines are in
 autograder/problems/act8/decode.py."""
 
