@@ -1,7 +1,7 @@
 # expect: TIMEOUT
 # problem: act8.decode_step
 # devices: cpu cuda
-# timeout: 150
+# timeout: 60
 # alone: yes
 # A grid larger than can be resident: the programs that run spin at the first barrier for programs
 # that can never start. The grading ends in a time-out, and the GPU is usable afterwards.
