@@ -15,7 +15,7 @@ def grade_exact(g) -> None:
     the problem's own judge where it has one, given the judge's untouched copy of the case)."""
     for case in g.problem.make_cases(secrets.randbits(62)):
         expected = g.problem.reference(**pickle.loads(pickle.dumps(case)))
-        shown = exact.describe_case(case)
+        shown = exact.describe_case(case, g.problem)
         header, payload = g.learner.ask({"op": "answer", "keywords": True}, pickle.dumps(case), timeout=g.remaining())
         if header.get("error", {}).get("refused"):
             g.fail_hard("REJECT", header["error"]["message"])

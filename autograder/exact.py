@@ -54,8 +54,12 @@ def judge(problem, got: Any, expected: Any, case: dict) -> str | None:
     return mismatch(got, expected, problem.rel_tol)
 
 
-def describe_case(case: dict) -> str:
-    """The case's arguments as the report shows them: tensors by shape and dtype, the rest as written."""
+def describe_case(case: dict, problem=None) -> str:
+    """The case's arguments as the report shows them: the problem's own ``describe_case`` where its
+    arguments are too long to print, else tensors by shape and dtype and the rest as written."""
+    own = getattr(problem, "describe_case", None)
+    if own is not None:
+        return own(case)
     return ", ".join(f"{k}={_shown(v)}" for k, v in case.items())
 
 
@@ -72,7 +76,7 @@ def check_cases(problem, fn: Callable, seed: int) -> list[dict]:
     results = []
     for case in problem.make_cases(seed):
         expected = problem.reference(**copy.deepcopy(case))
-        shown = describe_case(case)
+        shown = describe_case(case, problem)
         try:
             got = fn(**copy.deepcopy(case))
         except Exception as exc:  # noqa: BLE001 -- the learner's exception is this case's verdict

@@ -62,6 +62,12 @@ class KernelStages(TimedWindows):
             from . import honesty
 
             g.result.honesty = Honesty.from_dict(honesty.judge_cpu(seen.get("operators", []), cpu_calls, g.own_kernels))
+            if g.result.honesty.ok:
+                from . import launch_count
+
+                counted = launch_count.judge_cpu(cpu_calls, p.max_launches)
+                if counted:
+                    g.result.honesty = Honesty.from_dict(counted)
 
     def _case(self, size) -> tuple[dict, dict]:
         p, g = self.problem, self.g

@@ -145,6 +145,7 @@ class LaunchSummary:
         here = os.path.realpath(module_path) if module_path else None
         return {
             "kernels": sorted({k.name if os.path.realpath(k.file) == here else f"{k.name} (from {os.path.basename(k.file)})" for k in self.record.kernels()}),
+            "launches": len(self.record.launches),
             "output_stored": bool(stored),
             "output_is_what_was_stored": bool(equal),
         }

@@ -85,6 +85,9 @@ class Problem:
         the device (``baseline_for`` gives every problem's).
     min_compute_capability -> (major, minor) the exercise's hardware needs (fp8 tensor cores: (8, 9));
         on an older GPU correctness is graded under the Triton interpreter and speed is not graded.
+    max_launches -> when set, the most launches of the learner's own kernels one call may make (counted
+        by autograder.launch_count); solution_extra_ratio -> when set, the ratio to every extra library
+        the reference solution must also reach.
     """
 
     name: str
@@ -115,6 +118,8 @@ class Problem:
     notes: dict = field(default_factory=dict)
     baseline: Callable[[Any], Baseline] | None = None
     min_compute_capability: tuple[int, int] | None = None
+    max_launches: int | None = None
+    solution_extra_ratio: float | None = None
 
     kind: ClassVar[str] = "kernel"
 
@@ -144,6 +149,11 @@ class Problem:
         level = None if self.solution_library_ratio is None else self.solution_library_ratio * (1.0 - LEVEL_BAND)
         if level is not None and row.get("ratio", 0.0) < level:
             missed.append(f"{row.get('ratio', 0.0):.2f}x {self.library_name}, target {self.solution_library_ratio:.2f}x (level within {LEVEL_BAND:.0%})")
+        if self.solution_extra_ratio is not None:
+            for name, timing in row.get("extra_libraries", {}).items():
+                extra = timing["median_ms"] / row["candidate"]["median_ms"]
+                if extra < self.solution_extra_ratio * (1.0 - LEVEL_BAND):
+                    missed.append(f"{extra:.2f}x {name}, target {self.solution_extra_ratio:.2f}x (level within {LEVEL_BAND:.0%})")
         return missed
 
     @property
@@ -210,6 +220,8 @@ class ExactProblem:
     speed_points: float = 0.0
     notes: dict = field(default_factory=dict)
     judge: Callable[[Any, Any, dict], str | None] | None = None
+    # describe_case(case) -> how a case is named in the report, where its arguments are too long to print.
+    describe_case: Callable[[dict], str] | None = None
     kind: ClassVar[str] = "exact"
 
     @property

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import secrets
 
-from . import crosstime, honesty, timing
+from . import crosstime, honesty, launch_count, timing
 from .judging import summarise
 from .result import BaselineRun, CaseResult, Honesty, SpeedRow
 
@@ -85,6 +85,10 @@ def measure(grading, stages) -> None:
         row.update(bandwidth=row["bytes_moved"] / seconds, library_bandwidth=row["bytes_moved"] / library_seconds, ratio=library_seconds / seconds)
         g.result.speed.append(SpeedRow.from_dict(row))
     g.result.honesty = Honesty.from_dict(honesty.judge_gpu(g.phases, g.own_kernels, p.allowed_library_kernels, charged))
+    if g.result.honesty.ok:
+        counted = launch_count.judge_gpu(g.phases, g.own_kernels, charged, p.max_launches)
+        if counted:
+            g.result.honesty = Honesty.from_dict(counted)
     g.result.switch_us = switches
 
 

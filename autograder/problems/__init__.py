@@ -1,5 +1,5 @@
-"""Every act's problem definitions; importing this package registers them: the modules listed here,
-and every folder that holds a ``spec.toml`` (autograder.problems.folders)."""
+"""Every act's problem definitions; importing this package registers every folder that holds a
+``spec.toml`` (autograder.problems.folders)."""
 
 from ..problem import register
 from . import folders

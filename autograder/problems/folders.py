@@ -7,7 +7,8 @@ A spec's ``kind`` (default "kernel") says which of the grader's three kinds of p
   defines ``make_inputs``, ``reference``, ``library``, ``bytes_moved``, ``flops`` and optionally
   ``describe_size``, ``baseline`` and ``extra_libraries`` (autograder.problem.Problem).
 - "exact": a Python answer with one right value; ``reference.py`` defines ``make_cases`` and
-  ``reference`` and optionally ``judge`` (answers with tensors, or right within a derived bound);
+  ``reference`` and optionally ``judge`` (answers with tensors, or right within a derived bound) and
+  ``describe_case`` (how the report names a case whose arguments are too long to print);
   the spec may set ``rel_tol`` (autograder.problem.ExactProblem).
 - "measured": a Python answer checked against the grader's own measurement on this GPU; the spec
   names the function's ``arguments``, ``reference.py`` defines ``make_ops`` and ``judge``
@@ -33,14 +34,14 @@ SPEC = "spec.toml"
 PROBLEMS_ROOT = Path(__file__).resolve().parent
 # What a spec may say, by table: every key is a Problem field of the same name, except the speed
 # scale's own (metric, zero_at, full_at) and the sizes (test, cpu_test, bench).
-TOP_LEVEL = {"kind", "name", "title", "notebook", "function", "language", "library_name", "out_dtype", "compute_dtype", "tolerance_factor", "allowed_library_kernels", "solution_library_ratio", "min_compute_capability"}
+TOP_LEVEL = {"kind", "name", "title", "notebook", "function", "language", "library_name", "out_dtype", "compute_dtype", "tolerance_factor", "allowed_library_kernels", "solution_library_ratio", "min_compute_capability", "max_launches", "solution_extra_ratio"}
 TABLES = {"sizes": {"test", "cpu_test", "bench"}, "speed": {"metric", "zero_at", "full_at", "solution_target"}, "points": {"correctness", "speed"}}
 REQUIRED_FUNCTIONS = ("make_inputs", "reference", "library", "bytes_moved", "flops")
 OPTIONAL_FUNCTIONS = ("describe_size", "baseline", "extra_libraries")
 # The Python exercises' specs: what each kind may say, and what its reference.py defines.
 ANSWER_KEYS = {"exact": {"kind", "name", "title", "notebook", "function", "rel_tol"}, "measured": {"kind", "name", "title", "notebook", "function", "arguments"}}
 ANSWER_FUNCTIONS = {"exact": ("make_cases", "reference"), "measured": ("make_ops", "judge")}
-ANSWER_OPTIONAL_FUNCTIONS = {"exact": ("judge",), "measured": ()}
+ANSWER_OPTIONAL_FUNCTIONS = {"exact": ("judge", "describe_case"), "measured": ()}
 ANSWER_CLASSES = {"exact": ExactProblem, "measured": MeasuredProblem}
 
 
