@@ -8,8 +8,8 @@ table in its place before MyST reads the page.
 
 from __future__ import annotations
 
-from . import registry, verdict
 from . import problem as problem_mod
+from . import registry, verdict
 
 CPU_POINTS_TABLE = "{{ cpu_points_table }}"
 
