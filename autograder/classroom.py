@@ -232,15 +232,18 @@ def totals(record: dict) -> dict:
     }
 
 
+def write_rows_csv(path: Path, rows: list[dict]) -> None:
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, ROW_FIELDS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 def merge(out: Path, assignment: str) -> tuple[Path, Path, list[dict]]:
     """Write OUT/<assignment>.csv and OUT/<assignment>-totals.csv from the students' records."""
     records = [json.loads(p.read_text()) for p in sorted((out / assignment).glob("*.json"))]
     rows_path, totals_path = out / f"{assignment}.csv", out / f"{assignment}-totals.csv"
-    with rows_path.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, ROW_FIELDS, extrasaction="ignore")
-        writer.writeheader()
-        for record in records:
-            writer.writerows(record["rows"])
+    write_rows_csv(rows_path, [row for record in records for row in record["rows"]])
     summary = [totals(r) for r in records]
     with totals_path.open("w", newline="") as fh:
         writer = csv.DictWriter(fh, TOTAL_FIELDS)

@@ -90,6 +90,9 @@ def grade(args) -> int:
     payload = {"device": device, "graded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "versions": _versions(), "results": results}
     Path(args.json).write_text(json.dumps(payload, indent=2, default=str))
     print(f"wrote {args.json}")
+    if args.csv:
+        classroom.write_rows_csv(Path(args.csv), [classroom.exercise_rows(r, "", "", Path(r["notebook"]).stem, []) | {"notebook": r["notebook"]} for r in results])
+        print(f"wrote {args.csv}")
     return 0
 
 
@@ -166,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     g = sub.add_parser("grade", help="grade a notebook or a folder of notebooks")
     g.add_argument("path")
     g.add_argument("--json", default="grades.json", help="where to write the results (default: grades.json)")
+    g.add_argument("--csv", help="also write one row per exercise (notebook, points, maximum here and in all, status, note) to this CSV file")
     g.add_argument("--no-speed", action="store_true", help="check correctness only")
     g.add_argument("-v", "--verbose", action="store_true", help="print every exercise's full report")
     g.set_defaults(func=grade)

@@ -73,3 +73,25 @@ def test_shards_cover_every_student_once():
     assert sorted(sum(parts, [])) == names
     with pytest.raises(ValueError):
         classroom.shard(names, "3/3")
+
+
+def test_grade_shows_the_whole_path_the_maximum_here_and_writes_a_csv(tmp_path):
+    import csv
+    import json
+    import os
+    import subprocess
+    import sys
+
+    folder = tmp_path / "submitted" / "a_student_with_a_rather_long_name_2026" / "act0-start"
+    folder.mkdir(parents=True)
+    (folder / "saxpy.ipynb").write_text((ROOT / "solutions" / "act0-start" / "saxpy.ipynb").read_text())
+    env = {**os.environ, "AUTOGRADER_DEVICE": "cpu", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(folder), "--json", str(tmp_path / "g.json"), "--csv", str(tmp_path / "g.csv")],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert str(folder / "saxpy.ipynb") in proc.stdout
+    # A CuPy exercise is worth 4 points, none of which a CPU can award.
+    assert re.search(r"NEEDS GPU +0\.00 / 0 +4 ", proc.stdout) and "(4 points need a GPU)" in proc.stdout
+    [row] = list(csv.DictReader((tmp_path / "g.csv").open()))
+    assert row["status"] == verdict.NEEDS_GPU and row["max_points_here"] == "0.0" and row["needs_gpu_points"] == "4.0"
+    assert json.loads((tmp_path / "g.json").read_text())["results"][0]["max_points_here"] == 0
