@@ -103,9 +103,10 @@ def _notebooks(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.ipynb"))
 
 
-def fingerprint(folder: Path, device: str) -> str:
-    """Changes when a notebook of the submission, the device kind or the grader's version does."""
-    digest = hashlib.sha256(f"{device}\n{_gpu_name(device)}\n{_grader_version()}\n".encode())
+def fingerprint(folder: Path, device: str, speed: bool = True) -> str:
+    """Changes when a notebook of the submission, the device, the grader's version or whether speed
+    is graded does."""
+    digest = hashlib.sha256(f"{device}\n{_gpu_name(device)}\n{_grader_version()}\nspeed={speed}\n".encode())
     for path in _notebooks(folder):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
@@ -181,7 +182,7 @@ def grade_student(submitted: Path, release: Path | None, assignment: str, studen
         "device": device,
         "gpu": _gpu_name(device),
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
-        "fingerprint": fingerprint(folder, device),
+        "fingerprint": fingerprint(folder, device, speed),
         "graded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "seconds": round(time.perf_counter() - started, 2),
         "rows": rows,
@@ -192,10 +193,10 @@ def record_path(out: Path, assignment: str, student: str) -> Path:
     return out / assignment / f"{student}.json"
 
 
-def is_graded(out: Path, submitted: Path, assignment: str, student: str, device: str) -> bool:
+def is_graded(out: Path, submitted: Path, assignment: str, student: str, device: str, speed: bool = True) -> bool:
     path = record_path(out, assignment, student)
     try:
-        return json.loads(path.read_text())["fingerprint"] == fingerprint(submitted / student / assignment, device)
+        return json.loads(path.read_text())["fingerprint"] == fingerprint(submitted / student / assignment, device, speed)
     except (OSError, ValueError, KeyError):
         return False
 
@@ -328,7 +329,7 @@ def run(args) -> int:
     for assignment in todo_assignments:
         everyone = args.student or students(submitted, assignment)
         mine = shard(everyone, args.shard)
-        todo = [s for s in mine if args.regrade or not is_graded(out, submitted, assignment, s, device)]
+        todo = [s for s in mine if args.regrade or not is_graded(out, submitted, assignment, s, device, not args.no_speed)]
         print(f"{assignment}: {len(mine)} students, {len(mine) - len(todo)} already graded, {len(todo)} to grade on "
               f"{_gpu_name(device)}" + (f" ({len(slots)} workers{', one per GPU: ' + ','.join(gpus) if slots[0] is not None else ''})" if len(slots) > 1 else ""), flush=True)
         progress = Progress(len(todo))
