@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 ACTS := $(notdir $(wildcard solutions/act*))
 OUT ?= gpu-out
 
-.PHONY: all setup book exercises test lint test-gpu test-gpu-adversarial test-gpu-book test-gpu-stability test-gpu-all clean
+.PHONY: all setup book exercises test lint test-gpu test-gpu-adversarial test-gpu-book test-gpu-stability test-gpu-class test-gpu-all clean
 
 all: book
 
@@ -57,6 +57,11 @@ test-gpu-book:
 # STABILITY_RUNS pick problems and gradings per call, `python -m autograder stability` merges calls.
 test-gpu-stability:
 	STEPS="stability" bash tests/gpu/run.sh "$(OUT)"
+
+# A small class graded by `python -m autograder class` over every GPU of the host: its CSVs and the
+# time per student per act (tests/gpu/grade_class.py; CLASS_ASSIGNMENTS picks acts).
+test-gpu-class:
+	STEPS="class" bash tests/gpu/run.sh "$(OUT)"
 
 # All of the above but the stability runs in one call: for a host with several GPUs or no time limit.
 test-gpu-all:

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import grading, metrics, notebooks, registry, report, versions
+from . import classroom, grading, metrics, notebooks, registry, report, versions
 from . import problem as problem_mod
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -72,7 +72,9 @@ def grade(args) -> int:
             if result.get("problem") and args.verbose:
                 print(report.text(result))
                 print()
-    print(f"{'notebook':<44} {'exercise':<20} {'verdict':<14} {'points':>11}  speed")
+    width = max([len("notebook"), *(len(r["notebook"]) for r in results)])
+    # The maximum is what this machine can award: on a CPU, CuPy exercises and speed need a GPU.
+    print(f"{'notebook':<{width}}  {'exercise':<24} {'status':<10} {'points':>9}  {'worth':>5}  speed")
     for r in results:
         metric = r.get("speed_metric")
         speed = ""
@@ -80,12 +82,17 @@ def grade(args) -> int:
             speed = metrics.named(metric["name"]).shown(metric["value"])
         elif r.get("speed_note"):
             speed = r["speed_note"]
-        print(f"{r['notebook'][-44:]:<44} {str(r.get('problem')):<20} {r['status']:<14} {r.get('points', 0):>5.2f} / {r.get('max_points', 0):<3g}  {speed}")
+        print(f"{r['notebook']:<{width}}  {str(r.get('problem')):<24} {r['status']:<10} {r.get('points', 0):>5.2f} / {r.get('max_points_here', 0):<3g} {r.get('max_points', 0):>5g}  {speed}")
         if r["status"] not in ("PASS",) and r.get("message"):
-            print(f"{'':<44} {r['message']}")
+            print(f"{'':<{width}}  {r['message']}")
+    earned, here, worth = (sum(r.get(k, 0) for r in results) for k in ("points", "max_points_here", "max_points"))
+    print(f"{'total':<{width}}  {'':<24} {'':<10} {earned:>5.2f} / {here:<3g} {worth:>5g}" + (f"  ({worth - here:g} points need a GPU)" if worth > here else ""))
     payload = {"device": device, "graded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "versions": _versions(), "results": results}
     Path(args.json).write_text(json.dumps(payload, indent=2, default=str))
     print(f"wrote {args.json}")
+    if args.csv:
+        classroom.write_rows_csv(Path(args.csv), [classroom.exercise_rows(r, "", "", Path(r["notebook"]).stem, []) | {"notebook": r["notebook"]} for r in results])
+        print(f"wrote {args.csv}")
     return 0
 
 
@@ -119,6 +126,25 @@ def validate(args) -> int:
     return 0
 
 
+def grade_class(args) -> int:
+    return classroom.run(args)
+
+
+def gradebook(args) -> int:
+    out = Path(args.grades)
+    for assignment in args.assignment or classroom.assignments_graded(out):
+        written = classroom.write_gradebook(out, args.db, assignment)
+        print(f"{assignment}: wrote {written} graded cells' scores into {args.db}")
+    return 0
+
+
+def points(args) -> int:
+    from . import teaching
+
+    print(teaching.cpu_points_table())
+    return 0
+
+
 def bench(args) -> int:
     from . import benchmark, results
 
@@ -143,12 +169,35 @@ def main(argv: list[str] | None = None) -> int:
     g = sub.add_parser("grade", help="grade a notebook or a folder of notebooks")
     g.add_argument("path")
     g.add_argument("--json", default="grades.json", help="where to write the results (default: grades.json)")
+    g.add_argument("--csv", help="also write one row per exercise (notebook, points, maximum here and in all, status, note) to this CSV file")
     g.add_argument("--no-speed", action="store_true", help="check correctness only")
     g.add_argument("-v", "--verbose", action="store_true", help="print every exercise's full report")
     g.set_defaults(func=grade)
     v = sub.add_parser("validate", help="grade a notebook (or folder) afresh from its source; print Success only if every exercise earns all the points gradable here")
     v.add_argument("path")
     v.set_defaults(func=validate)
+    k = sub.add_parser("class", help="grade a class: SUBMITTED/<student>/<assignment>/*.ipynb (nbgrader's layout) into one CSV per assignment")
+    k.add_argument("submitted", help="nbgrader's submitted/ (or autograded/) folder")
+    k.add_argument("--assignment", action="append", help="an assignment (act) to grade; repeat for several (default: every one found)")
+    k.add_argument("--student", action="append", help="grade only this student; repeat for several")
+    k.add_argument("--release", default="exercises" if Path("exercises").is_dir() else None,
+                   help="nbgrader's release folder, to find deleted or edited graded cells (default: exercises/ if there is one here)")
+    k.add_argument("--out", default="grades", help="where the students' records and the CSVs go (default: grades/)")
+    k.add_argument("--gpus", default="all", help="GPUs to spread the class over, one worker each (default: every visible GPU)")
+    k.add_argument("--workers", type=int, default=1, help="worker processes without a GPU (correctness only; default 1)")
+    k.add_argument("--shard", help="K/N: grade only every N-th student from the K-th (0 <= K < N), e.g. one task of a Slurm job array")
+    k.add_argument("--regrade", action="store_true", help="grade again students already graded with the same notebooks, device and grader")
+    k.add_argument("--merge-only", action="store_true", help="grade nothing; write the CSVs from the students' records in OUT")
+    k.add_argument("--no-merge", action="store_true", help="do not write the CSVs (a shard of a job array; merge once all are done)")
+    k.add_argument("--no-speed", action="store_true", help="check correctness only")
+    k.set_defaults(func=grade_class)
+    n = sub.add_parser("gradebook", help="write a class grading's scores (python -m autograder class) into nbgrader's gradebook")
+    n.add_argument("grades", nargs="?", default="grades", help="the class grading's folder (default: grades/)")
+    n.add_argument("--db", default="sqlite:///gradebook.db", help="nbgrader's gradebook (default: sqlite:///gradebook.db, in this folder)")
+    n.add_argument("--assignment", action="append", help="an assignment to write (default: every one graded)")
+    n.set_defaults(func=gradebook)
+    t = sub.add_parser("points", help="the points a machine without a GPU can award, per act and exercise (a Markdown table)")
+    t.set_defaults(func=points)
     b = sub.add_parser("bench", help="time the reference solutions and write a benchmark run's folder in results/runs/")
     b.add_argument("--solutions", default=str(REPO_ROOT / "solutions"))
     b.add_argument("--out", help="the run's folder (default: results/runs/<date>-<this GPU>-benchmark/, the run the book shows once it is the newest)")

@@ -186,9 +186,11 @@ def score_result(problem, result: ProblemResult, device: str) -> ProblemResult:
 
     exercise = Exercise.of(problem)
     result.exercise = exercise
+    if result.device is None:
+        result.device = device
     result.title = problem.title
     result.max_points = problem.max_points
-    result.max_points_here = problem.correctness_points + (problem.speed_points if device == "cuda" else 0.0)
+    result.max_points_here = max_points_on(problem, device)
     if exercise.speed_graded and result.status == "PASS" and device == "cuda" and result.speed:
         speedunits.annotate(problem, result)
     verdict = decide(facts_of(problem, result, device))
@@ -210,6 +212,33 @@ def score(problem, result: dict | ProblemResult, device: str) -> dict:
     geometric mean over the benchmark sizes."""
     typed = ProblemResult.from_dict(result) if isinstance(result, dict) else result
     return score_result(problem, typed, device).to_dict()
+
+
+def max_points_on(problem, device: str) -> float:
+    """The points a grading on ``device`` can award: all of them on a GPU; on a CPU the correctness
+    points of a Triton or Python exercise and none of an exercise that needs a GPU (CuPy, measured)."""
+    if device == "cuda":
+        return problem.max_points
+    if problem.needs_gpu:
+        return 0.0
+    return problem.correctness_points
+
+
+NEEDS_GPU = "NEEDS GPU"
+
+
+def part_status(result: dict, part: str = "all") -> str:
+    """The status of one graded cell (``part``: "correctness", "speed" or "all") of a grading:
+    NEEDS GPU where points of that cell could not be graded on this machine (a CuPy exercise on a CPU,
+    a correct kernel whose speed was not timed), otherwise the grading's own status. A zero that
+    means "needs a GPU" is never shown as a wrong answer."""
+    status = result["status"]
+    if status != "PASS" or result.get("device") == "cuda":
+        return status
+    problem = registry.get(result["problem"])
+    if part != "correctness" and problem_mod.has_speed_grade(problem) and problem.speed_points:
+        return NEEDS_GPU
+    return status
 
 
 def needs_gpu_result(problem) -> dict:
