@@ -260,6 +260,13 @@ class Worker:
             "answer": lambda r, p: (self.answer(r, p), b""),
             "watch": lambda r, p: (self.watch_kernels(r), b""),
             "flags": lambda r, p: (self._open_flags(r), b""),
+            # One rank of a distributed exercise (autograder.ranks, judged by autograder.distributed).
+            "rank_call": lambda r, p: self._ranks().call(self, r, p),
+            "rank_leave": lambda r, p: (self._ranks().leave(), b""),
+            "rank_arm": lambda r, p: (self._bench().arm(self, r), b""),
+            "rank_go": lambda r, p: (self._bench().go(self), b""),
+            "rank_output": lambda r, p: self._bench().output(r),
+            "rank_close": lambda r, p: (self._bench().close(), b""),
         }
         while True:
             if os.getpid() != self.pid:
@@ -275,6 +282,16 @@ class Worker:
             self.reply(header, data)
             if request.get("gate") is not None:
                 self._done(request["gate"])
+
+    def _ranks(self):
+        from . import ranks
+
+        return ranks
+
+    def _bench(self):
+        if getattr(self, "bench", None) is None:
+            self.bench = self._ranks().Bench()
+        return self.bench
 
     def _done(self, gate: int) -> None:
         """The reply went first, so the judge can queue its read of the output while the GPU still

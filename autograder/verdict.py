@@ -67,6 +67,10 @@ def _size_value(size):
 def score(problem, result: dict, device: str) -> dict:
     """Fill in the verdict and points. Correctness is all or nothing; speed points only follow a
     correct, honest kernel, from the geometric mean over the benchmark sizes."""
+    if problem_mod.is_distributed(problem):
+        from . import distributed
+
+        return distributed.score(problem, result, device)
     result.setdefault("cases", [])
     result.setdefault("speed", [])
     result["title"] = problem.title
