@@ -95,6 +95,12 @@ class Worker:
                 guard = getattr(interpreter, "install_guard", None)
                 if guard is not None:
                     guard()
+        if self.setup.get("kind") == "distributed":
+            # torch.distributed and the first dispatch mode take seconds: every rank pays them now,
+            # side by side, rather than the first time it joins a group while the others wait.
+            from . import ranks
+
+            ranks.warm()
         if self.setup["role"] == "learner":
             if self.setup.get("kind") == "measured":
                 # The operations to measure are the grader's, built before its modules are refused.

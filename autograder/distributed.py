@@ -88,7 +88,7 @@ class DistributedProblem:
     correctness_points: float = 2.0
     speed: BusBandwidthSpeed | None = None
     speed_points: float = 0.0
-    case_timeout: float = 60.0
+    case_timeout: float = 30.0
     trace: bool = False
     language: str = "python"
     notes: dict = field(default_factory=dict)
@@ -164,29 +164,27 @@ class Ranks:
     """The learner's ranks: the grading's worker as rank 0, further workers as ranks 1.."""
 
     def __init__(self, g, count: int, reuse_learner: bool = True) -> None:
-        from .session import Session
-
         self.g = g
         self.sessions = [g.learner] if reuse_learner else []
+        self.grow(count)
+
+    def grow(self, count: int) -> dict | None:
+        """Start ranks up to ``count`` (all side by side), wait for them and load the learner's module
+        in each; the first failure to load, if any. Ranks start only when a case needs them, so a
+        submission that fails with two ranks never pays for four."""
+        from .session import Session
+
+        started = []
         for rank in range(len(self.sessions), count):
-            folder = os.path.join(g.workdir, f"rank{rank}")
+            folder = os.path.join(self.g.workdir, f"rank{rank}")
             os.makedirs(folder, exist_ok=True)
-            session = Session("learner", "cpu" if g.device == "cpu" else "cuda", folder, os.path.join(folder, "output.log"))
-            session.configure(_setup(g, folder, g.job["module"], g.job["entry"]), start_timeout=g.remaining())
+            session = Session("learner", "cpu" if self.g.device == "cpu" else "cuda", folder, os.path.join(folder, "output.log"))
+            session.configure(_setup(self.g, folder, self.g.job["module"], self.g.job["entry"]), start_timeout=self.g.remaining())
             self.sessions.append(session)
-
-    def ready(self) -> None:
-        for session in self.sessions:
-            if session is not self.g.learner:
-                session.wait_ready()
-
-    def load(self) -> dict | None:
-        """Every rank but the grading's learner worker (loaded already) loads the learner's module;
-        the first failure, if any."""
+            started.append(session)
         request = {"op": "load", "module": self.g.job["module"], "entry": self.g.job["entry"], "arguments": list(self.g.problem.arguments), "keywords": True}
-        for session in self.sessions:
-            if session is self.g.learner:
-                continue
+        for session in started:
+            session.wait_ready()
             header, _ = session.ask(request, timeout=self.g.remaining())
             if not header.get("loaded"):
                 return header
@@ -263,21 +261,20 @@ def grade(g) -> None:
     from .session import WorkerGone
 
     problem = g.problem
-    count = max(problem.world_sizes)
-    ranks = Ranks(g, count)
-    g.result["ranks"] = count
+    ranks = Ranks(g, 1)
     g.result["backend"] = "gloo"
-    g.result["device_name"] = f"CPU (gloo, up to {count} ranks)"
+    g.result["device_name"] = f"CPU (gloo, {', '.join(map(str, problem.world_sizes))} ranks)"
     try:
-        ranks.ready()
-        failed = ranks.load()
-        if failed:
-            error = failed.get("error")
-            g.fail_hard("ERROR", f"your code failed while being loaded on another rank: {error['type']}: {error['message']}" if error else failed.get("missing", "your code could not be loaded"))
-            return
-        g.stage("ranks started")
         for world, size in problem.cases:
-            if not _case(g, ranks, world, size):
+            failed = ranks.grow(world)
+            if failed:
+                error = failed.get("error")
+                g.fail_hard("ERROR", f"your code failed while being loaded on another rank: {error['type']}: {error['message']}" if error else failed.get("missing", "your code could not be loaded"))
+                return
+            started = time.monotonic()
+            going = _case(g, ranks, world, size)
+            g.result.setdefault("case_seconds", []).append(round(time.monotonic() - started, 3))
+            if not going or not g.result["cases"][-1]["passed"]:
                 break
         g.stage("correctness")
         g.pass_if_all("every rank returned the right answer", "some ranks returned wrong answers")
@@ -313,6 +310,7 @@ def _case(g, ranks: Ranks, world: int, size) -> bool:
         g.fail_hard("TIMEOUT", _missing_message(world, answers, timeout, "the call"))
         return False
     headers = [h for h, _ in answers]
+    g.result.setdefault("rank_seconds", []).append([h.get("seconds") for h in headers])
     for rank, header in enumerate(headers):
         if "error" in header:
             error = header["error"]
@@ -374,15 +372,19 @@ def measure_speed(g, speed: BusBandwidthSpeed) -> dict:
     gpus = visible_gpus()
     if gpus < speed.world_size:
         return {"note": f"needs {speed.world_size} GPUs: speed is graded on {speed.world_size} GPUs with NCCL; this machine has {gpus}"}
-    row = {"world_size": speed.world_size, "numel": speed.numel, "bytes": speed.numel * 4, "backend": "nccl"}
+    return compare_speed(g, speed, "nccl")
+
+
+def compare_speed(g, speed: BusBandwidthSpeed, backend: str) -> dict:
+    """The timed protocol on ``backend`` (NCCL in a grading; gloo on CPU tensors in the tests, which
+    exercise the same protocol without GPUs)."""
+    row = {"world_size": speed.world_size, "numel": speed.numel, "bytes": speed.numel * 4, "backend": backend}
     seed = secrets.randbits(40)
-    learner = Ranks(g, speed.world_size, reuse_learner=False)
+    learner = Ranks(g, 0, reuse_learner=False)
     try:
-        learner.ready()
-        failed = learner.load()
-        if failed:
+        if learner.grow(speed.world_size):
             return {"note": "your code could not be loaded for the timed run"}
-        timed = _timed_run(g, learner, speed, seed, check=True)
+        timed = _timed_run(g, learner, speed, seed, backend, check=True)
     finally:
         learner.end()
     if "seconds" not in timed:
@@ -391,7 +393,7 @@ def measure_speed(g, speed: BusBandwidthSpeed) -> dict:
     # The library's collective in trusted ranks, once the learner's processes are gone.
     library = _library_ranks(g, speed)
     try:
-        base = _timed_run(g, library, speed, seed, check=False)
+        base = _timed_run(g, library, speed, seed, backend, check=False)
     finally:
         library.end()
     if "seconds" not in base:
@@ -415,7 +417,7 @@ def _library_ranks(g, speed: BusBandwidthSpeed):
     for rank in range(speed.world_size):
         folder = os.path.join(g.workdir, f"library{rank}")
         os.makedirs(folder, exist_ok=True)
-        session = Session("library", "cuda", folder, os.path.join(folder, "output.log"))
+        session = Session("library", "cpu" if g.device == "cpu" else "cuda", folder, os.path.join(folder, "output.log"))
         setup = {**_setup(g, folder, path, "library_collective"), "role": "library"}
         session.configure(setup, start_timeout=g.remaining())
         ranks.sessions.append(session)
@@ -427,7 +429,7 @@ def _library_ranks(g, speed: BusBandwidthSpeed):
     return ranks
 
 
-def _timed_run(g, ranks: Ranks, speed: BusBandwidthSpeed, seed: int, check: bool) -> dict:
+def _timed_run(g, ranks: Ranks, speed: BusBandwidthSpeed, seed: int, backend: str, check: bool) -> dict:
     """Arm every rank (inputs made, one untimed call, a barrier), then time from the go to the last
     answer; the best of three rounds. With ``check``, two calls picked afterwards are read back and
     compared with the sum the judge computes itself."""
@@ -437,7 +439,7 @@ def _timed_run(g, ranks: Ranks, speed: BusBandwidthSpeed, seed: int, check: bool
     rounds = []
     for _ in range(3):
         port = free_port()
-        arm = [({"op": "rank_arm", "rank": r, "world_size": world, "port": port, "timeout": 300, "backend": "nccl", "numel": speed.numel, "seed": seed, "calls": speed.calls}, b"") for r in range(world)]
+        arm = [({"op": "rank_arm", "rank": r, "world_size": world, "port": port, "timeout": 300, "backend": backend, "numel": speed.numel, "seed": seed, "calls": speed.calls}, b"") for r in range(world)]
         answers = ranks.exchange(world, arm, min(300.0, g.remaining()), "the untimed call")
         problem = _speed_problem(world, answers)
         if problem:

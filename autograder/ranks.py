@@ -54,6 +54,13 @@ class CommRecord(TorchDispatchMode):
         return any(mode is self for mode in _get_current_dispatch_mode_stack())
 
 
+def warm() -> None:
+    """A dispatch mode's first use imports much of torch (seconds): done while the worker starts,
+    before the sandbox, and on every rank side by side, rather than inside the first timed case."""
+    with CommRecord(trace=True):
+        torch.ones(2).add(1)
+
+
 def join(request: dict) -> None:
     """Join the process group of one case: rank 0 hosts its store on the port the judge picked."""
     import torch.distributed as dist
@@ -108,11 +115,15 @@ def call(worker, request: dict, payload: bytes) -> tuple[dict, bytes]:
     """One rank's part of a correctness case: join, call the learner's function, answer. The group
     is left on the judge's ``leave`` once every rank has answered, so no rank tears it down under
     another that is still receiving."""
+    import time
+
+    started = time.monotonic()
     inputs = pickle.loads(payload)  # from the judge, the trusted side
     try:
         join(request)
     except Exception as exc:  # noqa: BLE001 -- the grader's own failure to start the group
         return {"worker_error": f"joining the process group failed: {type(exc).__name__}: {exc}"}, b""
+    joined = time.monotonic()
     record = CommRecord(trace=bool(request.get("trace")))
     active = False
     try:
@@ -125,7 +136,8 @@ def call(worker, request: dict, payload: bytes) -> tuple[dict, bytes]:
         meta, data = encode_outputs(raw, request["outputs"])
     except TypeError as exc:
         return {"wrong_type": str(exc)}, b""
-    return {"outputs": meta, "comm": record.ops if request.get("trace") else record.ops[:20000], "record_active": active}, data
+    seconds = [round(joined - started, 3), round(time.monotonic() - joined, 3)]
+    return {"outputs": meta, "comm": record.ops if request.get("trace") else record.ops[:20000], "record_active": active, "seconds": seconds}, data
 
 
 # -- timed runs (NCCL on several GPUs) ---------------------------------------------------------------

@@ -54,10 +54,10 @@ def ring_traffic_bound(n: int, world_size: int) -> int:
 
 
 def check_ring_comm(records: list, world_size: int, n: int, inputs: list) -> tuple[str | None, str]:
-    """REJECT a library collective (its algorithm, not yours); FAIL a rank that sends more than a
-    ring does (an all-to-all exchange of whole vectors is (W - 1) n per rank); a rank that sends
-    nothing while holding a share of the work was not part of any ring."""
-    sent = []
+    """REJECT a library collective (its algorithm, not yours) and answers that arrived by no recorded
+    message; FAIL a rank that sends more than a ring does (an exchange of whole vectors is (W - 1) n
+    per rank, a ring 2 (W - 1) ceil(n / W))."""
+    sent, received = [], []
     for rank, ops in enumerate(records):
         library = sorted({name for name, _ in ops if name not in RING_ALLOWED})
         if library:
@@ -67,9 +67,16 @@ def check_ring_comm(records: list, world_size: int, n: int, inputs: list) -> tup
             )
         messages = [elements for name, elements in ops if name == "c10d::send"]
         sent.append((len(messages), sum(messages)))
-    if n >= world_size and any(count == 0 for count, _ in sent):
-        idle = [r for r, (count, _) in enumerate(sent) if count == 0]
-        return "REJECT", f"rank{'s' if len(idle) > 1 else ''} {', '.join(map(str, idle))} sent nothing: in a ring every rank sends its share"
+        received.append(sum(elements for name, elements in ops if name.startswith("c10d::recv")))
+    # Each of a rank's n answers depends on every other rank's vector: at least n numbers must reach
+    # it. Fewer, and the answer came by some other road (the library, a file, the store).
+    short = [(r, count) for r, count in enumerate(received) if count < n]
+    if short:
+        rank, count = short[0]
+        return "REJECT", (
+            f"rank {rank} received {count:,} elements through send/recv, but its {n:,} answers depend on every other rank's "
+            f"vector: at least {n:,} must arrive by recv. Build the all-reduce from dist.send/dist.recv (or isend/irecv)"
+        )
     bound = ring_traffic_bound(n, world_size)
     heavy = [(r, elements) for r, (_, elements) in enumerate(sent) if elements > bound]
     if heavy:
