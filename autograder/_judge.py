@@ -81,7 +81,6 @@ class Grading:
 
     # -- the whole grading ----------------------------------------------------------------------------
     def run(self) -> dict:
-        from . import problem as problem_mod
         from .session import WorkerGone
 
         kind = self.problem.kind
