@@ -451,6 +451,14 @@ def _timed_run(g, ranks: Ranks, speed: BusBandwidthSpeed, seed: int, backend: st
         if problem:
             return {"note": problem}
         rounds.append(elapsed / speed.calls)
+        if check and g.problem.check_comm is not None:
+            headers = [header for header, _ in answers]
+            if not all(h.get("record_active") for h in headers):
+                return {"note": "the grader's record of your communication was taken off during the timed calls", "wrong": True, "reject": True}
+            for index in range(speed.calls):
+                status, message = g.problem.check_comm([h["comm"][index] for h in headers], world, speed.numel, None)
+                if status is not None:
+                    return {"note": f"in the timed run on {backend}: {message}", "wrong": True, "reject": status == "REJECT"}
         if check:
             for index in secrets.SystemRandom().sample(range(speed.calls), 2):
                 outputs = ranks.exchange(world, [({"op": "rank_output", "index": index}, b"")] * world, min(300.0, g.remaining()), "reading an output")
@@ -501,7 +509,7 @@ def score(problem: DistributedProblem, result: dict, device: str) -> dict:
     elif result["status"] != "PASS":
         result["speed_note"] = "speed is graded only once every rank is right"
     elif speed.get("wrong"):
-        result.update(status="FAIL", message=speed["note"])
+        result.update(status="REJECT" if speed.get("reject") else "FAIL", message=speed["note"])
         correct = 0.0
     elif not measured:
         spec = problem.speed

@@ -172,3 +172,34 @@ def test_no_rank_process_outlives_a_grading():
     assert not leftover
 
 
+
+
+def test_timed_run_rejects_the_library_collective(tmp_path):
+    """A function whose timed calls (GPU tensors, in a real grading) use dist.all_reduce: the timed
+    calls are recorded and checked like the graded ones."""
+    module = tmp_path / "submission.py"
+    module.write_text("import torch.distributed as dist\n\ndef ring_all_reduce(tensor):\n    dist.all_reduce(tensor)\n    return tensor\n")
+    problem = registry.get("act5.ring_all_reduce")
+    g = SimpleNamespace(
+        workdir=str(tmp_path), device="cpu", problem=problem, learner=None, remaining=lambda: 200.0,
+        job={"module": str(module), "entry": "ring_all_reduce", "problem": problem.name},
+    )
+    speed = distributed.BusBandwidthSpeed(
+        library="gloo all_reduce", library_source=collectives.NCCL_ALL_REDUCE, world_size=2, numel=1000,
+        scale=problem.speed.scale, solution_target=0.0, calls=2,
+    )
+    row = distributed.compare_speed(g, speed, "gloo")
+    assert row.get("reject") and "c10d::allreduce_" in row["note"], row
+    scored = distributed.score(problem, {"status": "PASS", "distributed_speed": row}, "cuda")
+    assert scored["status"] == "REJECT" and scored["points"] == 0
+
+
+def test_overlap_bench_runs_the_reference_solutions_on_gloo():
+    """issue 22's measurement of the data-parallel and tensor-parallel steps, at toy sizes on CPU
+    tensors: the solutions load from their notebooks and every step runs (its times mean nothing)."""
+    from autograder import overlap_bench
+
+    sizes = {"ddp_width": 32, "ddp_batch": 8, "bucket_elements": 1000, "tp_tokens": 4, "tp_hidden": 16, "tp_ffn": 32, "iters": 1}
+    result = overlap_bench.measure(2, sizes, backend="gloo")
+    assert set(result["seconds"]) == {"one bucket after the backward pass", "buckets overlapping the backward pass", "tensor-parallel MLP step"}
+    assert result["parameters"] == 3 * (32 * 32 + 32) and result["overlap_speedup"] > 0

@@ -53,3 +53,14 @@ def test_nccl_bus_bandwidth_is_measured():
     # A 1 GiB all-reduce on two GPUs moves at least PCIe-class bandwidth on any multi-GPU host.
     largest = max((r for r in measured["rows"]["2"] if r["collective"] == "all_reduce"), key=lambda r: r["bytes"])
     assert largest["busbw"] > 5e9, largest
+
+
+def test_overlapped_data_parallel_step_and_tensor_parallel_step_are_measured():
+    from autograder import overlap_bench
+
+    path = _out("overlap.json")
+    assert overlap_bench.main(["--out", str(path)]) == 0
+    measured = json.loads(path.read_text())
+    for world, run in measured["runs"].items():
+        # Overlapping the buckets with the backward pass must not make the step slower.
+        assert run["overlap_speedup"] >= 1.0, (world, run["seconds"])
