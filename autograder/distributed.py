@@ -68,8 +68,9 @@ class DistributedProblem:
     tolerance(inputs, expected) -> per rank, a dict of output name -> allowed absolute error (a
         number or a tensor of the output's shape), derived from the computation.
     check_comm(records, world_size, size, inputs) -> (status, message) for the ranks' records of
-        communication: ("REJECT", why) when a library did the work, ("FAIL", why) when the traffic
-        is not what the exercise asks for, (None, facts) when it is.
+        communication: ("REJECT", why) when a library did the work, ("UNEXPLAINED", why) when right
+        answers could not have come through the recorded traffic (rejected only if they are right),
+        ("FAIL", why) when the traffic is not what the exercise asks for, (None, facts) when it is.
     cases -> (world_size, size) pairs, in order; the first world sizes are the small ones.
     """
 
@@ -323,21 +324,6 @@ def _case(g, ranks: Ranks, world: int, size) -> bool:
         if "wrong_type" in header:
             g.result["cases"].append({"size": label, "passed": False, "message": f"rank {rank}: {header['wrong_type']}"})
             return False
-    if problem.check_comm is not None:
-        records = [h.get("comm") or [] for h in headers]
-        if not all(h.get("record_active") for h in headers):
-            g.fail_hard("REJECT", "the grader's record of your communication was taken off during the call: it must stay in place")
-            return False
-        status, message = problem.check_comm(records, world, size, inputs)
-        if status == "REJECT":
-            g.fail_hard("REJECT", message)
-            return False
-        if status == "FAIL":
-            g.result["cases"].append({"size": label, "passed": False, "message": message})
-            return _leave(g, ranks, world)
-        comm_note = message
-    else:
-        comm_note = ""
     wrong = None
     for rank, (header, payload) in enumerate(answers):
         try:
@@ -348,6 +334,22 @@ def _case(g, ranks: Ranks, world: int, size) -> bool:
         wrong = compare(got, expected[rank], allowed[rank], rank)
         if wrong:
             break
+    comm_note = ""
+    if problem.check_comm is not None:
+        records = [h.get("comm") or [] for h in headers]
+        if not all(h.get("record_active") for h in headers):
+            g.fail_hard("REJECT", "the grader's record of your communication was taken off during the call: it must stay in place")
+            return False
+        status, message = problem.check_comm(records, world, size, inputs)
+        # A library collective is decisive whatever the answers; right answers that the recorded
+        # traffic cannot explain are rejected; a wrong answer is reported as itself.
+        if status == "REJECT" or (status == "UNEXPLAINED" and wrong is None):
+            g.fail_hard("REJECT", message)
+            return False
+        if status == "FAIL":
+            wrong = message if wrong is None else f"{wrong}. Also: {message}"
+        elif status is None:
+            comm_note = message
     g.result["cases"].append({"size": label, "passed": wrong is None, "message": wrong or comm_note})
     return _leave(g, ranks, world)
 
@@ -457,8 +459,8 @@ def _timed_run(g, ranks: Ranks, speed: BusBandwidthSpeed, seed: int, backend: st
                 return {"note": "the grader's record of your communication was taken off during the timed calls", "wrong": True, "reject": True}
             for index in range(speed.calls):
                 status, message = g.problem.check_comm([h["comm"][index] for h in headers], world, speed.numel, None)
-                if status is not None:
-                    return {"note": f"in the timed run on {backend}: {message}", "wrong": True, "reject": status == "REJECT"}
+                if status in ("REJECT", "FAIL", "UNEXPLAINED"):
+                    return {"note": f"in the timed run on {backend}: {message}", "wrong": True, "reject": status != "FAIL"}
         if check:
             for index in secrets.SystemRandom().sample(range(speed.calls), 2):
                 outputs = ranks.exchange(world, [({"op": "rank_output", "index": index}, b"")] * world, min(300.0, g.remaining()), "reading an output")

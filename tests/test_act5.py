@@ -5,6 +5,7 @@ speed part run on gloo (on GPUs it runs on NCCL: tests/gpu/test_act5_gpu.py)."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -12,6 +13,8 @@ import torch
 
 from autograder import distributed, grading, ranks, registry
 from autograder.problems.act5 import collectives
+
+ROOT = Path(__file__).resolve().parent.parent
 
 HONEST_RING = '''
 import torch
@@ -87,7 +90,7 @@ def test_ring_traffic_rules():
     assert status == "FAIL" and "reduce-scatter then all-gather" in message
     # Right answers with fewer than n elements received: they came some other way.
     status, message = collectives.check_ring_comm(_records(world, n, sent=10, received=10), world, n, None)
-    assert status == "REJECT" and "at least 1,001 must arrive" in message
+    assert status == "UNEXPLAINED" and "at least 1,001 must arrive" in message
     # A barrier moves no data and is allowed.
     assert collectives.check_ring_comm(_records(world, n, extra=[("c10d::barrier", 0)]), world, n, None)[0] is None
 
@@ -162,10 +165,14 @@ def test_no_rank_process_outlives_a_grading():
     result = grading.grade_source(problem, hang, "ring_all_reduce", device="cpu", timeout=120)
     assert result["status"] == "TIMEOUT" and "ranks 0, 1 of 2 did not finish" in result["message"]
     leftover = []
+    mine = str(ROOT).encode()
     for pid in set(os.listdir("/proc")) - before:
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if b"autograder._worker" in f.read():
+                worker = b"autograder._worker" in f.read()
+            # Workers of this checkout only (other gradings may run on the machine).
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if worker and mine in f.read():
                     leftover.append(pid)
         except OSError:
             pass
