@@ -89,7 +89,7 @@ class DistributedProblem:
     correctness_points: float = 2.0
     speed: BusBandwidthSpeed | None = None
     speed_points: float = 0.0
-    case_timeout: float = 30.0
+    case_timeout: float = 60.0
     trace: bool = False
     language: str = "python"
     notes: dict = field(default_factory=dict)
