@@ -449,18 +449,11 @@ def _timed_run(g, ranks: Ranks, speed: BusBandwidthSpeed, seed: int, backend: st
         started = time.perf_counter()
         answers = ranks.exchange(world, [({"op": "rank_go"}, b"")] * world, min(300.0, g.remaining()), "the timed calls")
         elapsed = time.perf_counter() - started
+        timed_answers = answers
         problem = _speed_problem(world, answers)
         if problem:
             return {"note": problem}
         rounds.append(elapsed / speed.calls)
-        if check and g.problem.check_comm is not None:
-            headers = [header for header, _ in answers]
-            if not all(h.get("record_active") for h in headers):
-                return {"note": "the grader's record of your communication was taken off during the timed calls", "wrong": True, "reject": True}
-            for index in range(speed.calls):
-                status, message = g.problem.check_comm([h["comm"][index] for h in headers], world, speed.numel, None)
-                if status in ("REJECT", "FAIL", "UNEXPLAINED"):
-                    return {"note": f"in the timed run on {backend}: {message}", "wrong": True, "reject": status != "FAIL"}
         if check:
             for index in secrets.SystemRandom().sample(range(speed.calls), 2):
                 outputs = ranks.exchange(world, [({"op": "rank_output", "index": index}, b"")] * world, min(300.0, g.remaining()), "reading an output")
@@ -475,6 +468,14 @@ def _timed_run(g, ranks: Ranks, speed: BusBandwidthSpeed, seed: int, backend: st
                     wrong = compare(got, {"out": expected}, {"out": bound}, rank)
                     if wrong:
                         return {"note": f"a timed call returned a wrong answer ({wrong}): every call must compute its own result", "wrong": True}
+        if check and g.problem.check_comm is not None:
+            headers = [header for header, _ in timed_answers]
+            if not all(h.get("record_active") for h in headers):
+                return {"note": "the grader's record of your communication was taken off during the timed calls", "wrong": True, "reject": True}
+            for index in range(speed.calls):
+                status, message = g.problem.check_comm([h["comm"][index] for h in headers], world, speed.numel, None)
+                if status in ("REJECT", "FAIL", "UNEXPLAINED"):
+                    return {"note": f"in the timed run on {backend}: {message}", "wrong": True, "reject": status != "FAIL"}
         answers = ranks.exchange(world, [({"op": "rank_close"}, b"")] * world, 120.0, "closing the group")
         if any(a is None for a in answers):
             return {"note": _missing_message(world, answers, 120.0, "closing the group")}
