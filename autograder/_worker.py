@@ -51,7 +51,9 @@ class Worker:
         if self.device == "cuda":
             torch.cuda.init()
             torch.cuda.current_stream()
-        import triton  # noqa: F401  (imported before the sandbox closes)
+        if not self.setup.get("no_triton"):
+            # A distributed exercise's further ranks run Python only, and start faster without it.
+            import triton  # noqa: F401  (imported before the sandbox closes)
 
         if self.device == "cuda" and self.setup.get("warm_profiler"):
             # The profiler's first start takes seconds (CUPTI's set-up): paid here rather than in

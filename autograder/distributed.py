@@ -179,7 +179,7 @@ class Ranks:
         for rank in range(len(self.sessions), count):
             folder = os.path.join(self.g.workdir, f"rank{rank}")
             os.makedirs(folder, exist_ok=True)
-            session = Session("learner", "cpu" if self.g.device == "cpu" else "cuda", folder, os.path.join(folder, "output.log"))
+            session = Session("learner", "cpu" if self.g.device == "cpu" else "cuda", folder, os.path.join(folder, "output.log"), no_triton=True)
             session.configure(_setup(self.g, folder, self.g.job["module"], self.g.job["entry"]), start_timeout=self.g.remaining())
             self.sessions.append(session)
             started.append(session)
@@ -419,7 +419,7 @@ def _library_ranks(g, speed: BusBandwidthSpeed):
     for rank in range(speed.world_size):
         folder = os.path.join(g.workdir, f"library{rank}")
         os.makedirs(folder, exist_ok=True)
-        session = Session("library", "cpu" if g.device == "cpu" else "cuda", folder, os.path.join(folder, "output.log"))
+        session = Session("library", "cpu" if g.device == "cpu" else "cuda", folder, os.path.join(folder, "output.log"), no_triton=True)
         setup = {**_setup(g, folder, path, "library_collective"), "role": "library"}
         session.configure(setup, start_timeout=g.remaining())
         ranks.sessions.append(session)
