@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 ACTS := $(notdir $(wildcard solutions/act*))
 OUT ?= gpu-out
 
-.PHONY: all setup book exercises test lint test-gpu test-gpu-adversarial test-gpu-book test-gpu-stability test-gpu-class test-gpu-all clean
+.PHONY: all setup book exercises test lint test-gpu test-gpu-adversarial test-gpu-book test-gpu-stability test-gpu-class test-gpu-multi test-gpu-all clean
 
 all: book
 
@@ -62,6 +62,11 @@ test-gpu-stability:
 # time per student per act (tests/gpu/grade_class.py; CLASS_ASSIGNMENTS picks acts).
 test-gpu-class:
 	STEPS="class" bash tests/gpu/run.sh "$(OUT)"
+
+# On a host with 2 or more GPUs (issue 22): Act 5's ring against NCCL, NCCL's bus bandwidth per size and the
+# GPU-to-GPU copy (results/act5/*.json in the archive), and the book's demos with the NCCL plot measured.
+test-gpu-multi:
+	STEPS="multigpu book" bash tests/gpu/run.sh "$(OUT)"
 
 # All of the above but the stability runs in one call: for a host with several GPUs or no time limit.
 test-gpu-all:

@@ -38,7 +38,7 @@ class Grading:
             self.source = f.read()
         self.learner = self._configure(workers.learner, job["module"], job["entry"], job["language"])
         self.helper = None
-        if job.get("timed"):
+        if job.get("timed") and job.get("kind", "kernel") == "kernel":
             self.helper = self._configure(workers.helper, self._write_helper(), "library_entry", "python")
         elif workers.helper is not None:
             workers.helper.end(spare=(workers.learner.process.pid,))
@@ -82,16 +82,15 @@ class Grading:
 
     # -- the whole grading ----------------------------------------------------------------------------
     def run(self) -> ProblemResult:
-        from . import problem as problem_mod
         from .session import WorkerGone
 
-        kind = "exact" if problem_mod.is_exact(self.problem) else "measured" if problem_mod.is_measured(self.problem) else "kernel"
+        kind = self.problem.kind
         timed = bool(self.job.get("timed")) and kind == "kernel"
         from . import honesty
 
         self.own_kernels = honesty.own_kernel_names(self.source)
         try:
-            if self.device == "cuda" and kind != "exact":
+            if self.device == "cuda" and kind in ("kernel", "measured"):
                 from . import ceilings
 
                 self.result.ceilings = ceilings.measure_for(getattr(self.problem, "compute_dtype", "float32"))
@@ -113,6 +112,10 @@ class Grading:
                 answers.grade_exact(self)
             elif kind == "measured":
                 answers.grade_measured(self)
+            elif kind == "distributed":
+                from . import distributed
+
+                distributed.grade(self)
             else:
                 self._kernel(timed)
         except WorkerGone as gone:

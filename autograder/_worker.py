@@ -52,7 +52,9 @@ class Worker(TimedCalls):
         if self.device == "cuda":
             torch.cuda.init()
             torch.cuda.current_stream()
-        import triton  # noqa: F401  (imported before the sandbox closes)
+        if not self.setup.get("no_triton"):
+            # A distributed exercise's further ranks run Python only, and start faster without it.
+            import triton  # noqa: F401  (imported before the sandbox closes)
 
         if self.device == "cuda" and self.setup.get("warm_profiler"):
             # The profiler's first start takes seconds (CUPTI's set-up): paid here rather than in
@@ -96,6 +98,12 @@ class Worker(TimedCalls):
                 guard = getattr(interpreter, "install_guard", None)
                 if guard is not None:
                     guard()
+        if self.setup.get("kind") == "distributed":
+            # torch.distributed and the first dispatch mode take seconds: every rank pays them now,
+            # side by side, rather than the first time it joins a group while the others wait.
+            from . import ranks
+
+            ranks.warm()
         if self.setup["role"] == "learner":
             if self.setup.get("kind") == "measured":
                 # The operations to measure are the grader's, built before its modules are refused.
@@ -235,6 +243,13 @@ class Worker(TimedCalls):
             "answer": self.answer,
             "watch": lambda r, p: (self.watch_kernels(r), b""),
             "flags": lambda r, p: (self._open_flags(r), b""),
+            # One rank of a distributed exercise (autograder.ranks, judged by autograder.distributed).
+            "rank_call": lambda r, p: self._ranks().call(self, r, p),
+            "rank_leave": lambda r, p: (self._ranks().leave(), b""),
+            "rank_arm": lambda r, p: (self._bench().arm(self, r), b""),
+            "rank_go": lambda r, p: (self._bench().go(self), b""),
+            "rank_output": lambda r, p: self._bench().output(r),
+            "rank_close": lambda r, p: (self._bench().close(), b""),
         }
         while True:
             if os.getpid() != self.pid:
@@ -251,6 +266,15 @@ class Worker(TimedCalls):
             if request.get("gate") is not None:
                 self._done(request["gate"])
 
+    def _ranks(self):
+        from . import ranks
+
+        return ranks
+
+    def _bench(self):
+        if getattr(self, "bench", None) is None:
+            self.bench = self._ranks().Bench()
+        return self.bench
 
 
 def main() -> None:

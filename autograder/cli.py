@@ -45,6 +45,14 @@ def doctor(args) -> int:
     for p in problems:
         if problem_mod.is_exact(p):
             how = f"exact answers, fully graded here ({p.max_points:g} point{'' if p.max_points == 1 else 's'})"
+        elif problem_mod.is_distributed(p):
+            ranks = ", ".join(map(str, p.world_sizes))
+            how = f"{ranks} gloo ranks ({p.correctness_points:g} points)"
+            if p.speed is not None:
+                from .ranks import visible_gpus
+
+                gpus = visible_gpus() if device == "cuda" else 0
+                how += f"; speed on {p.speed.world_size} GPUs with NCCL" + ("" if gpus >= p.speed.world_size else f" (needs {p.speed.world_size} GPUs, this machine has {gpus})")
         elif problem_mod.is_measured(p):
             how = "your timings against the grader's own" if device == "cuda" else "needs a GPU (measures this GPU)"
         elif device == "cuda":

@@ -74,8 +74,8 @@ def grade_source(problem, code: str, entry: str, device: str | None = None, spee
         result = grade_source(problem, code, entry, "cpu", speed=False, timeout=timeout)
         result["speed_note"] = note
         return result
-    timed = speed and device == "cuda" and problem_mod.has_speed_grade(problem)
-    kind = "exact" if problem_mod.is_exact(problem) else "measured" if problem_mod.is_measured(problem) else "kernel"
+    timed = speed and device == "cuda" and (problem_mod.has_speed_grade(problem) or (problem_mod.is_distributed(problem) and problem.speed_points > 0))
+    kind = problem.kind
     result = sandbox.run(problem.name, problem.language, kind, code, entry, device, timed, timeout=timeout)
     if "points" not in result:
         result = verdict.score(problem, result, device)

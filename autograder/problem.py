@@ -234,9 +234,10 @@ class ExactProblem:
 
 
 # Every problem class says which of these it is: a kernel timed against a library ("kernel"), a
-# Python answer checked exactly ("exact"), or one checked against the grader's own measurement
-# on this GPU ("measured", autograder.measured).
-KINDS = ("kernel", "exact", "measured")
+# Python answer checked exactly ("exact"), one checked against the grader's own measurement
+# on this GPU ("measured", autograder.measured), or code run as the ranks of a torch.distributed
+# group ("distributed", autograder.distributed).
+KINDS = ("kernel", "exact", "measured", "distributed")
 
 
 def is_exact(problem) -> bool:
@@ -248,5 +249,12 @@ def is_measured(problem) -> bool:
     return problem.kind == "measured"
 
 
+def is_distributed(problem) -> bool:
+    """Run as N ranks of a torch.distributed group (autograder.distributed)."""
+    return problem.kind == "distributed"
+
+
 def has_speed_grade(problem) -> bool:
-    return not is_exact(problem) and not is_measured(problem)
+    """A kernel timed against its library by the kernel stages (a distributed problem's speed, where
+    it has one, is the distributed stages' own)."""
+    return problem.kind == "kernel"

@@ -59,7 +59,7 @@ class Session:
     and the profiler's set-up run then, while nothing waits for them); ``configure`` tells it what
     to run."""
 
-    def __init__(self, role: str, device: str, workdir: str, log_path: str, warm_profiler: bool = False) -> None:
+    def __init__(self, role: str, device: str, workdir: str, log_path: str, warm_profiler: bool = False, no_triton: bool = False) -> None:
         for sub in ("tmp", "triton-cache", "cupy-cache", "inductor-cache", "cuda-cache"):
             os.makedirs(os.path.join(workdir, sub), exist_ok=True)
         to_worker_r, self._to_worker = os.pipe()
@@ -78,7 +78,7 @@ class Session:
             )
         os.close(to_worker_r)
         os.close(from_worker_w)
-        self.setup: dict = {"role": role, "device": device, "warm_profiler": warm_profiler}
+        self.setup: dict = {"role": role, "device": device, "warm_profiler": warm_profiler, "no_triton": no_triton}
         self._start_timeout = 60.0
         self.ready: dict | None = None
         wire.send(self._to_worker, self.setup)

@@ -210,6 +210,10 @@ def score(problem, result: dict | ProblemResult, device: str) -> dict:
     """Fill in the verdict and points of a result (as the judge sends it) and return it as a dict.
     Correctness is all or nothing; speed points only follow a correct, honest kernel, from the
     geometric mean over the benchmark sizes."""
+    if problem.kind == "distributed":
+        from . import distributed
+
+        return distributed.score(problem, result if isinstance(result, dict) else result.to_dict(), device)
     typed = ProblemResult.from_dict(result) if isinstance(result, dict) else result
     return score_result(problem, typed, device).to_dict()
 

@@ -13,6 +13,7 @@ os.environ.setdefault("AUTOGRADER_CACHE_DIR", str(ROOT / "_build" / "autograder-
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU; run by `make test-gpu`, deselected by `make test`")
+    config.addinivalue_line("markers", "multigpu: needs 2 or more GPUs visible at once; tests/gpu/run.sh runs these unpinned")
     _pin_worker_to_its_gpu()
 
 

@@ -46,6 +46,13 @@ EXPECTED = {
         *(f"sgemm_{step}: " for step in ("naive", "coalesced", "smem", "1d_tiling", "2d_tiling", "vectorized")),
         "Compiling and timing them needs a GPU.",
     ],
+    "act5-multi-gpu/bus-bandwidth.ipynb": [
+        "Fewer than 2 GPUs here",
+        # The model's crossover for 8 ranks over NDR InfiniBand (10 us, 50 GB/s), and the ring's half-bandwidth size.
+        "8 ranks over InfiniBand NDR: the ring overtakes the tree at 941 KB",
+        "64 ranks reach half the link's bandwidth at 82 MiB",
+        "Not measured here: NCCL's collectives need 2 or more GPUs.",
+    ],
     "act4-kernels/attention-vs-library.ipynb": [
         "No GPU here",
         "GiB of scores and probabilities",

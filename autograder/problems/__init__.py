@@ -3,6 +3,7 @@
 
 from ..problem import register
 from . import folders
+from .act5 import collectives, data_parallel, tensor_parallel  # noqa: F401
 
 for _folder in folders.spec_folders():
     register(folders.load(_folder))

@@ -79,7 +79,12 @@ fi
 # SOLUTIONS_K narrows this step (a pytest -k expression) where one call cannot hold it: on an H100
 # the solutions take about 8 minutes, so they run in two calls and the benchmark tables are built
 # from both calls' graded results (`python -m autograder bench --from DIR` needs no GPU).
-has solutions && step pytest-gpu timeout "${NOTEBOOKS_S:-480}" "${PYTEST[@]}" "${SPREAD[@]}" -m gpu -v --durations=12 -k "not stability and not test_untouched_exercise and not test_exact_solution and (${SOLUTIONS_K:-not nothing})" tests/gpu
+has solutions && step pytest-gpu timeout "${NOTEBOOKS_S:-480}" "${PYTEST[@]}" "${SPREAD[@]}" -m "gpu and not multigpu" -v --durations=12 -k "not stability and not test_untouched_exercise and not test_exact_solution and (${SOLUTIONS_K:-not nothing})" tests/gpu
+# Act 5's speed needs several GPUs visible at once: its tests run without pinning, only where there
+# are 2 or more GPUs (STEPS="multigpu" alone: `make test-gpu-multi`, issue 22's measurement).
+if (has solutions || has multigpu) && [ "$NGPU" -ge 2 ]; then
+  step pytest-multi-gpu timeout "${MULTIGPU_S:-420}" "${PYTEST[@]}" --timeout=400 -m "gpu and multigpu" -v tests/gpu/test_act5_gpu.py
+fi
 # With it, the benchmark tables are built from the gradings the solution notebooks just received.
 has bench && has solutions && step bench "$PY" -m autograder bench --from "$WORK/graded" --out "$RUN"
 # Untouched exercises only need the right verdict (zero, no crash), and the solution notebooks with

@@ -1,0 +1,1 @@
+"""Act 5, exact answer: Where the ring overtakes the tree."""

@@ -1,0 +1,225 @@
+"""Act 5's distributed grading on CPU: the ranks' outputs and records as the judge reads them, the
+ring's traffic rules, an honest ring graded as 2, 3 and 4 gloo ranks, and the timed protocol of the
+speed part run on gloo (on GPUs it runs on NCCL: tests/gpu/test_act5_gpu.py)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from autograder import distributed, grading, ranks, registry
+from autograder.problems.act5 import collectives
+
+ROOT = Path(__file__).resolve().parent.parent
+
+HONEST_RING = '''
+import torch
+import torch.distributed as dist
+
+
+def ring_all_reduce(tensor):
+    rank, world = dist.get_rank(), dist.get_world_size()
+    out = tensor.clone()
+    size = -(-out.numel() // world)
+    chunks = [out[i * size:(i + 1) * size] for i in range(world)]
+    right, left = (rank + 1) % world, (rank - 1) % world
+    for phase in ("reduce-scatter", "all-gather"):
+        for step in range(world - 1):
+            send_i = (rank - step + (phase == "all-gather")) % world
+            recv_i = (send_i - 1) % world
+            buf = torch.empty_like(chunks[recv_i])
+            request = dist.isend(chunks[send_i].contiguous(), right)
+            dist.recv(buf, left)
+            request.wait()
+            chunks[recv_i].add_(buf) if phase == "reduce-scatter" else chunks[recv_i].copy_(buf)
+    return out
+'''
+
+
+def test_outputs_cross_as_raw_bytes():
+    values = (torch.arange(5, dtype=torch.float32), torch.ones(2, 3, dtype=torch.float64))
+    meta, data = ranks.encode_outputs(values, ["a", "b"])
+    got = distributed.decode_outputs(meta, data, ["a", "b"])
+    assert torch.equal(got["a"], values[0]) and torch.equal(got["b"], values[1])
+    with pytest.raises(ValueError):
+        distributed.decode_outputs([{**meta[0], "nbytes": 400}, meta[1]], data, ["a", "b"])
+    with pytest.raises(TypeError, match="expected a and b"):
+        ranks.encode_outputs(values[0], ["a", "b"])
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        ranks.encode_outputs([1.0, values[1]], ["a", "b"])
+
+
+def test_compare_names_the_rank_and_the_place():
+    want = torch.zeros(4, dtype=torch.float64)
+    assert distributed.compare({"out": want.float()}, {"out": want}, {"out": 0.0}, 2) is None
+    bad = want.clone()
+    bad[3] = 1.0
+    message = distributed.compare({"out": bad}, {"out": want}, {"out": 1e-6}, 2)
+    assert message.startswith("rank 2: out wrong at 1 of 4") and "at 3: got 1" in message
+    assert "shape" in distributed.compare({"out": want[:3]}, {"out": want}, {"out": 0.0}, 0)
+    nan = want.clone()
+    nan[0] = float("nan")
+    assert distributed.compare({"out": nan}, {"out": want}, {"out": 1.0}, 0)
+
+
+def _records(world, n, *, extra=(), sent=None, received=None):
+    chunk = -(-n // world)
+    per_rank = []
+    for _ in range(world):
+        ops = [["c10d::send", chunk], ["c10d::recv_", chunk]] * (2 * (world - 1))
+        if sent is not None:
+            ops = [["c10d::send", sent], ["c10d::recv_", received if received is not None else n]]
+        per_rank.append(ops + [list(e) for e in extra])
+    return per_rank
+
+
+def test_ring_traffic_rules():
+    n, world = 1001, 3
+    status, facts = collectives.check_ring_comm(_records(world, n), world, n, None)
+    assert status is None and "4 messages" in facts
+    status, message = collectives.check_ring_comm(_records(world, n, extra=[("c10d::allreduce_", n)]), world, n, None)
+    assert status == "REJECT" and "c10d::allreduce_" in message
+    status, message = collectives.check_ring_comm(_records(world, n, extra=[("_c10d_functional::all_reduce", n)]), world, n, None)
+    assert status == "REJECT"
+    # Whole vectors to everyone: (W - 1) n elements, more than 2 (W - 1) ceil(n / W).
+    status, message = collectives.check_ring_comm(_records(world, n, sent=(world - 1) * n), world, n, None)
+    assert status == "FAIL" and "reduce-scatter then all-gather" in message
+    # Right answers with fewer than n elements received: they came some other way.
+    status, message = collectives.check_ring_comm(_records(world, n, sent=10, received=10), world, n, None)
+    assert status == "UNEXPLAINED" and "at least 1,001 must arrive" in message
+    # A barrier moves no data and is allowed.
+    assert collectives.check_ring_comm(_records(world, n, extra=[("c10d::barrier", 0)]), world, n, None)[0] is None
+
+
+def test_ring_cases_are_awkward_and_tolerance_is_derived():
+    worlds = {w for w, _ in collectives.RING_CASES}
+    assert worlds == {2, 3, 4}
+    assert any(n < w for w, n in collectives.RING_CASES), "a length shorter than the ring (empty chunks)"
+    assert any(n % w for w, n in collectives.RING_CASES if n > w), "uneven chunks"
+    inputs = collectives.ring_inputs(1000, 3, seed=1)
+    assert not torch.equal(inputs[0]["tensor"], inputs[1]["tensor"]) and bool(inputs[0]["tensor"].ne(0).all())
+    expected = collectives.ring_reference(inputs)
+    bound = collectives.ring_tolerance(inputs, expected)[0]["out"]
+    # A float32 sum in any order is inside the bound; the input itself, zeros and another seed's answer are not.
+    for order in ((0, 1, 2), (2, 1, 0)):
+        total = inputs[order[0]]["tensor"] + inputs[order[1]]["tensor"] + inputs[order[2]]["tensor"]
+        assert bool(((total.double() - expected[0]["out"]).abs() <= bound).all())
+    other = collectives.ring_reference(collectives.ring_inputs(1000, 3, seed=2))[0]["out"]
+    for wrong in (inputs[0]["tensor"].double(), torch.zeros(1000, dtype=torch.float64), other):
+        assert not bool(((wrong - expected[0]["out"]).abs() <= bound).all())
+
+
+def test_honest_ring_passes_on_every_world_size():
+    problem = registry.get("act5.ring_all_reduce")
+    result = grading.grade_source(problem, HONEST_RING, "ring_all_reduce", device="cpu", timeout=240)
+    assert result["status"] == "PASS", (result["message"], result.get("cases"), result.get("output"))
+    assert result["points"] == problem.correctness_points
+    assert len(result["cases"]) == len(collectives.RING_CASES)
+    assert "needs 2 GPUs" in result["speed_note"]
+
+
+def test_timed_protocol_on_gloo(tmp_path):
+    """The speed part's protocol (arm, go, read two calls back, the library in trusted ranks), on
+    CPU tensors: what runs on NCCL with two GPUs."""
+    module = tmp_path / "submission.py"
+    module.write_text(HONEST_RING)
+    problem = registry.get("act5.ring_all_reduce")
+    g = SimpleNamespace(
+        workdir=str(tmp_path), device="cpu", problem=problem, learner=None, remaining=lambda: 200.0,
+        job={"module": str(module), "entry": "ring_all_reduce", "problem": problem.name},
+    )
+    speed = distributed.BusBandwidthSpeed(
+        library="gloo all_reduce", library_source=collectives.NCCL_ALL_REDUCE, world_size=2, numel=10_007,
+        scale=problem.speed.scale, solution_target=0.0, calls=3,
+    )
+    row = distributed.compare_speed(g, speed, "gloo")
+    assert "ratio" in row, row
+    assert row["busbw"] > 0 and row["library_busbw"] > 0
+    assert row["bytes"] == 4 * 10_007
+
+
+def test_timed_protocol_catches_a_wrong_timed_call(tmp_path):
+    module = tmp_path / "submission.py"
+    module.write_text("def ring_all_reduce(tensor):\n    return tensor\n")
+    problem = registry.get("act5.ring_all_reduce")
+    g = SimpleNamespace(
+        workdir=str(tmp_path), device="cpu", problem=problem, learner=None, remaining=lambda: 200.0,
+        job={"module": str(module), "entry": "ring_all_reduce", "problem": problem.name},
+    )
+    speed = distributed.BusBandwidthSpeed(
+        library="gloo all_reduce", library_source=collectives.NCCL_ALL_REDUCE, world_size=2, numel=1000,
+        scale=problem.speed.scale, solution_target=0.0, calls=2,
+    )
+    row = distributed.compare_speed(g, speed, "gloo")
+    assert row.get("wrong") and "wrong answer" in row["note"]
+
+
+def test_no_rank_process_outlives_a_grading():
+    problem = registry.get("act5.ring_all_reduce")
+    hang = "import torch\nimport torch.distributed as dist\n\ndef ring_all_reduce(tensor):\n    dist.recv(torch.empty(1), (dist.get_rank() + 1) % 2)\n"
+    before = set(os.listdir("/proc"))
+    result = grading.grade_source(problem, hang, "ring_all_reduce", device="cpu", timeout=120)
+    assert result["status"] == "TIMEOUT" and "ranks 0, 1 of 2 did not finish" in result["message"]
+    mine = str(ROOT).encode()
+
+    def alive_workers() -> list[str]:
+        found = []
+        for pid in set(os.listdir("/proc")) - before:
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    worker = b"autograder._worker" in f.read()
+                # Workers of this checkout only (other gradings may run on the machine).
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    ours = mine in f.read()
+                # A killed process that has not been reaped yet (state Z) has already ended.
+                with open(f"/proc/{pid}/stat") as f:
+                    ended = f.read().rsplit(")", 1)[1].split()[0] == "Z"
+            except OSError:
+                continue
+            if worker and ours and not ended:
+                found.append(pid)
+        return found
+
+    # The kill is sent before the grading returns; give the kernel a moment to finish it.
+    deadline = time.monotonic() + 5
+    while alive_workers() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive_workers()
+
+
+
+
+def test_timed_run_rejects_the_library_collective(tmp_path):
+    """A function whose timed calls (GPU tensors, in a real grading) use dist.all_reduce: the timed
+    calls are recorded and checked like the graded ones."""
+    module = tmp_path / "submission.py"
+    module.write_text("import torch.distributed as dist\n\ndef ring_all_reduce(tensor):\n    dist.all_reduce(tensor)\n    return tensor\n")
+    problem = registry.get("act5.ring_all_reduce")
+    g = SimpleNamespace(
+        workdir=str(tmp_path), device="cpu", problem=problem, learner=None, remaining=lambda: 200.0,
+        job={"module": str(module), "entry": "ring_all_reduce", "problem": problem.name},
+    )
+    speed = distributed.BusBandwidthSpeed(
+        library="gloo all_reduce", library_source=collectives.NCCL_ALL_REDUCE, world_size=2, numel=1000,
+        scale=problem.speed.scale, solution_target=0.0, calls=2,
+    )
+    row = distributed.compare_speed(g, speed, "gloo")
+    assert row.get("reject") and "c10d::allreduce_" in row["note"], row
+    scored = distributed.score(problem, {"status": "PASS", "distributed_speed": row}, "cuda")
+    assert scored["status"] == "REJECT" and scored["points"] == 0
+
+
+def test_overlap_bench_runs_the_reference_solutions_on_gloo():
+    """issue 22's measurement of the data-parallel and tensor-parallel steps, at toy sizes on CPU
+    tensors: the solutions load from their notebooks and every step runs (its times mean nothing)."""
+    from autograder import overlap_bench
+
+    sizes = {"ddp_width": 32, "ddp_batch": 8, "bucket_elements": 1000, "tp_tokens": 4, "tp_hidden": 16, "tp_ffn": 32, "iters": 1}
+    result = overlap_bench.measure(2, sizes, backend="gloo")
+    assert set(result["seconds"]) == {"one bucket after the backward pass", "buckets overlapping the backward pass", "tensor-parallel MLP step"}
+    assert result["parameters"] == 3 * (32 * 32 + 32) and result["overlap_speedup"] > 0
