@@ -81,16 +81,15 @@ class Grading:
 
     # -- the whole grading ----------------------------------------------------------------------------
     def run(self) -> dict:
-        from . import problem as problem_mod
         from .session import WorkerGone
 
-        kind = "exact" if problem_mod.is_exact(self.problem) else "measured" if problem_mod.is_measured(self.problem) else "kernel"
+        kind = self.problem.kind
         timed = bool(self.job.get("timed")) and kind == "kernel"
         from . import honesty
 
         self.own_kernels = honesty.own_kernel_names(self.source)
         try:
-            if self.device == "cuda" and kind != "exact":
+            if self.device == "cuda" and kind not in ("exact", "trace"):
                 from . import ceilings
 
                 self.result["ceilings"] = ceilings.measure_for(getattr(self.problem, "compute_dtype", "float32"))
@@ -112,6 +111,8 @@ class Grading:
                 answers.grade_exact(self)
             elif kind == "measured":
                 answers.grade_measured(self)
+            elif kind == "trace":
+                answers.grade_traces(self)
             else:
                 self._kernel(timed)
         except WorkerGone as gone:
@@ -141,6 +142,8 @@ class Grading:
 
         if problem_mod.is_exact(self.problem):
             return list(self.problem.make_cases(0)[0])
+        if problem_mod.is_trace(self.problem):
+            return list(self.problem.arguments)
         return list(self.problem.make_inputs(self.problem.test_sizes[0], 0, "cpu"))
 
     def _write_helper(self) -> str:
@@ -148,7 +151,7 @@ class Grading:
         return os.path.join(self.workdir, "library_helper.py")
 
     def _load(self, kind: str) -> bool:
-        request = {"op": "load", "module": self.job["module"], "entry": self.job["entry"], "arguments": self._arguments(), "keywords": kind == "exact"}
+        request = {"op": "load", "module": self.job["module"], "entry": self.job["entry"], "arguments": self._arguments(), "keywords": kind in ("exact", "trace")}
         header, _ = self.learner.ask(request, timeout=self.remaining())
         if header.get("loaded"):
             return True

@@ -48,7 +48,7 @@ def grade_source(problem, code: str, entry: str, device: str | None = None, spee
     if problem.needs_gpu and device != "cuda":
         return verdict.score(problem, verdict.needs_gpu_result(problem), device)
     timed = speed and device == "cuda" and problem_mod.has_speed_grade(problem)
-    kind = "exact" if problem_mod.is_exact(problem) else "measured" if problem_mod.is_measured(problem) else "kernel"
+    kind = problem.kind
     result = sandbox.run(problem.name, problem.language, kind, code, entry, device, timed, timeout=timeout)
     if "points" not in result:
         result = verdict.score(problem, result, device)

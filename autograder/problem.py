@@ -214,10 +214,58 @@ class ExactProblem:
         return False
 
 
+@dataclass
+class Trace:
+    """One sequence of calls on one fresh object of the learner's class: the judge sends it whole to the
+    learner's worker, which builds ``ClassName(**constructor)``, calls ``calls`` in order (each a
+    ``(method, keyword arguments)`` pair) and answers with every result as plain data. ``expected`` is
+    the problem's own record of what a right object does (a model's states); it never leaves the judge."""
+
+    label: str
+    constructor: dict
+    calls: list
+    expected: Any = None
+
+
+@dataclass
+class TraceProblem:
+    """A pure-Python exercise whose answer is a stateful object (an allocator, a scheduler): the learner
+    writes a class, and the grader drives fresh instances of it through traces of calls and checks the
+    results against a simple model of the same object.
+
+    make_traces(seed) -> list of Trace: fixed (hidden) scenarios first, then random operation sequences
+    drawn from the seed; every call in a trace is valid for the model, so a right class never raises.
+    check(trace, answers) -> None when the answers (one per call, as plain data) are right, else a
+    sentence naming the first call that went wrong and how. ``arguments`` are the constructor's
+    keyword names. Graded for correctness on any machine; there is no speed part.
+    """
+
+    name: str
+    title: str
+    notebook: str
+    function: str
+    arguments: tuple
+    make_traces: Callable[[int], list]
+    check: Callable[[Trace, list], str | None]
+    correctness_points: float = 2.0
+    language: str = "python"
+    speed_points: float = 0.0
+    notes: dict = field(default_factory=dict)
+    kind: ClassVar[str] = "trace"
+
+    @property
+    def max_points(self) -> float:
+        return self.correctness_points
+
+    @property
+    def needs_gpu(self) -> bool:
+        return False
+
+
 # Every problem class says which of these it is: a kernel timed against a library ("kernel"), a
-# Python answer checked exactly ("exact"), or one checked against the grader's own measurement
-# on this GPU ("measured", autograder.measured).
-KINDS = ("kernel", "exact", "measured")
+# Python answer checked exactly ("exact"), one checked against the grader's own measurement on this
+# GPU ("measured", autograder.measured), or a stateful object driven through traces of calls ("trace").
+KINDS = ("kernel", "exact", "measured", "trace")
 
 
 def is_exact(problem) -> bool:
@@ -229,5 +277,10 @@ def is_measured(problem) -> bool:
     return problem.kind == "measured"
 
 
+def is_trace(problem) -> bool:
+    """A class driven through traces of calls and checked against a model (TraceProblem)."""
+    return problem.kind == "trace"
+
+
 def has_speed_grade(problem) -> bool:
-    return not is_exact(problem) and not is_measured(problem)
+    return problem.kind == "kernel"
