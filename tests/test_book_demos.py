@@ -51,6 +51,9 @@ EXPECTED = {
         "GiB of scores and probabilities",
         "The course's Triton FlashAttention: flash_attention, from the reference solution",
     ],
+    # A simulation and the tiny model on the CPU: everything runs; batching changed no token.
+    "act6-serving/batching-simulation.ipynb": ["continuous:", "every request's tokens equal generating it alone: True"],
+    "act6-serving/decode-throughput.ipynb": [NO_GPU, "a decode step reads 0.85 GB of weights", "Timing the decode step needs a GPU."],
 }
 
 
