@@ -89,7 +89,7 @@ class Grading:
 
         self.own_kernels = honesty.own_kernel_names(self.source)
         try:
-            if self.device == "cuda" and kind not in ("exact", "trace"):
+            if self.device == "cuda" and kind not in ("exact", "trace", "interactive"):
                 from . import ceilings
 
                 self.result["ceilings"] = ceilings.measure_for(getattr(self.problem, "compute_dtype", "float32"))
@@ -113,6 +113,8 @@ class Grading:
                 answers.grade_measured(self)
             elif kind == "trace":
                 answers.grade_traces(self)
+            elif kind == "interactive":
+                answers.grade_interactive(self)
             else:
                 self._kernel(timed)
         except WorkerGone as gone:
@@ -142,7 +144,7 @@ class Grading:
 
         if problem_mod.is_exact(self.problem):
             return list(self.problem.make_cases(0)[0])
-        if problem_mod.is_trace(self.problem):
+        if problem_mod.is_trace(self.problem) or problem_mod.is_interactive(self.problem):
             return list(self.problem.arguments)
         return list(self.problem.make_inputs(self.problem.test_sizes[0], 0, "cpu"))
 
@@ -151,7 +153,7 @@ class Grading:
         return os.path.join(self.workdir, "library_helper.py")
 
     def _load(self, kind: str) -> bool:
-        request = {"op": "load", "module": self.job["module"], "entry": self.job["entry"], "arguments": self._arguments(), "keywords": kind in ("exact", "trace")}
+        request = {"op": "load", "module": self.job["module"], "entry": self.job["entry"], "arguments": self._arguments(), "keywords": kind in ("exact", "trace", "interactive")}
         header, _ = self.learner.ask(request, timeout=self.remaining())
         if header.get("loaded"):
             return True

@@ -33,6 +33,7 @@ class Worker:
         self.flags = None
         self.kept: list = []
         self.ops = None
+        self.object = None
         self.pid = os.getpid()
 
     def reply(self, header: dict, payload: bytes = b"") -> None:
@@ -236,13 +237,17 @@ class Worker:
             return {"wrong_type": f"your function returned {exc}"}
 
     def script(self, request: dict) -> dict:
-        """A trace of a stateful exercise: a fresh object of the learner's class, then each call in
-        order; every result as plain data. The first exception or unreadable result ends the trace
-        (``at`` is its call, -1 for the constructor), with the answers before it."""
-        try:
-            obj = self.fn(**request["constructor"])
-        except BaseException as exc:  # noqa: BLE001
-            return {"answers": [], "at": -1, "error": learner_code.error(exc, self.setup.get("module"))}
+        """A trace of a stateful exercise: a fresh object of the learner's class (or, without
+        ``constructor``, the one the previous script built), then each call in order; every result as
+        plain data. The first exception or unreadable result ends the trace (``at`` is its call, -1
+        for the constructor), with the answers before it."""
+        if "constructor" in request:
+            self.object = None
+            try:
+                self.object = self.fn(**request["constructor"])
+            except BaseException as exc:  # noqa: BLE001
+                return {"answers": [], "at": -1, "error": learner_code.error(exc, self.setup.get("module"))}
+        obj = self.object
         answers = []
         for index, (method, kwargs) in enumerate(request["calls"]):
             try:

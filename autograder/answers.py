@@ -70,6 +70,55 @@ def trace_case(problem, trace, header: dict) -> dict:
     return {"size": trace.label, "passed": found is None, "message": found or ""}
 
 
+class LearnerFault(Exception):
+    """A call of the learner's object raised, answered with something that is not plain data, or was refused."""
+
+
+class LearnerObject:
+    """The judge's handle on the learner's object in the worker: each call is one round trip, under
+    the grading's deadline and at most TRACE_TIMEOUT_S."""
+
+    def __init__(self, g) -> None:
+        self.g = g
+
+    def new(self, **constructor) -> None:
+        self._ask({"op": "script", "constructor": constructor, "calls": []}, f"{self.g.problem.function}(...)")
+
+    def call(self, method: str, **kwargs):
+        shown = f"{method}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
+        header = self._ask({"op": "script", "calls": [[method, kwargs]]}, shown)
+        try:
+            return jsonable.decode(header["answers"][0])
+        except (ValueError, IndexError, KeyError):
+            raise LearnerFault(f"{shown}: the answer could not be read") from None
+
+    def _ask(self, request: dict, shown: str) -> dict:
+        header, _ = self.g.learner.ask(request, pickle.dumps(None), timeout=min(TRACE_TIMEOUT_S, self.g.remaining()))
+        if "error" in header:
+            error = header["error"]
+            if error.get("refused"):
+                self.g.fail_hard("REJECT", error["message"])
+            raise LearnerFault(f"{shown} raised {error['type']}: {error['message'][:300]}")
+        if "wrong_type" in header:
+            raise LearnerFault(f"{shown} {header['wrong_type']}")
+        return header
+
+
+def grade_interactive(g) -> None:
+    """An object whose decisions the problem's own code carries out (``play``, in this process): its
+    cases decide correctness, its measured fraction the speed points."""
+    outcome = g.problem.play(LearnerObject(g), secrets.randbits(62))
+    if g.stopped:
+        return
+    g.result["cases"].extend(outcome["cases"])
+    g.result["speed_fraction"] = float(outcome.get("speed_fraction", 0.0))
+    g.result["speed_note"] = outcome.get("speed_note", "")
+    for key in ("measured",):
+        if key in outcome:
+            g.result[key] = outcome[key]
+    g.pass_if_all(outcome.get("good", "every check passed"), outcome.get("bad", "some checks failed"))
+
+
 def grade_measured(g) -> None:
     """The learner's timings of operations against the judge's own measurement of them, made once the
     learner's process is gone."""

@@ -45,6 +45,8 @@ def doctor(args) -> int:
     for p in problems:
         if problem_mod.is_exact(p):
             how = f"exact answers, fully graded here ({p.max_points:g} point{'' if p.max_points == 1 else 's'})"
+        elif problem_mod.is_trace(p) or problem_mod.is_interactive(p):
+            how = f"your class driven by the grader, fully graded here ({p.max_points:g} points)"
         elif problem_mod.is_measured(p):
             how = "your timings against the grader's own" if device == "cuda" else "needs a GPU (measures this GPU)"
         elif device == "cuda":

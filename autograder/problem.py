@@ -262,10 +262,44 @@ class TraceProblem:
         return False
 
 
+@dataclass
+class InteractiveProblem:
+    """A pure-Python exercise whose answer is an object that makes decisions (a scheduler) while the
+    grader's own code acts on them: ``play(learner, seed)`` runs in the judge, builds the learner's
+    object with ``learner.new(**constructor)``, asks it with ``learner.call(method, **kwargs)`` (one
+    round trip to the learner's worker each; a ``LearnerFault`` when the call raises, returns what is
+    not plain data or does not answer in time), and returns ``{"cases": [...], "speed_fraction": f,
+    "speed_note": "..."}``: the cases decide correctness, ``f`` (0 to 1) the share of the speed points,
+    which are earned on any machine since ``play`` measures in its own units (model steps, not time).
+    ``solution_target`` is what the reference solution's measured value must reach."""
+
+    name: str
+    title: str
+    notebook: str
+    function: str
+    arguments: tuple
+    play: Callable[[Any, int], dict]
+    correctness_points: float = 2.0
+    speed_points: float = 2.0
+    solution_target: float = 0.0
+    language: str = "python"
+    notes: dict = field(default_factory=dict)
+    kind: ClassVar[str] = "interactive"
+
+    @property
+    def max_points(self) -> float:
+        return self.correctness_points + self.speed_points
+
+    @property
+    def needs_gpu(self) -> bool:
+        return False
+
+
 # Every problem class says which of these it is: a kernel timed against a library ("kernel"), a
 # Python answer checked exactly ("exact"), one checked against the grader's own measurement on this
-# GPU ("measured", autograder.measured), or a stateful object driven through traces of calls ("trace").
-KINDS = ("kernel", "exact", "measured", "trace")
+# GPU ("measured", autograder.measured), a stateful object driven through traces of calls ("trace"),
+# or an object whose decisions the grader acts on and scores ("interactive").
+KINDS = ("kernel", "exact", "measured", "trace", "interactive")
 
 
 def is_exact(problem) -> bool:
@@ -280,6 +314,11 @@ def is_measured(problem) -> bool:
 def is_trace(problem) -> bool:
     """A class driven through traces of calls and checked against a model (TraceProblem)."""
     return problem.kind == "trace"
+
+
+def is_interactive(problem) -> bool:
+    """An object whose decisions the grader carries out and scores (InteractiveProblem)."""
+    return problem.kind == "interactive"
 
 
 def has_speed_grade(problem) -> bool:

@@ -37,7 +37,7 @@ def text(result: dict, part: str = "all") -> str:
     }[part]
     heading = {"all": "", "correctness": " correctness", "speed": " speed"}[part]
     status = result["status"]
-    if part == "speed" and status == "PASS" and result.get("device") != "cuda":
+    if part == "speed" and status == "PASS" and result.get("device") != "cuda" and problem_mod.has_speed_grade(problem):
         # A correct kernel graded on a CPU has no speed verdict: its speed was never measured.
         status = "NEEDS GPU"
     lines = [f"{problem.name} - {problem.title}{heading}: {status}, {earned:.2f} / {out_of:g} {_points(out_of)}"]

@@ -72,6 +72,14 @@ def score(problem, result: dict, device: str) -> dict:
     result["title"] = problem.title
     result["max_points"] = problem.max_points
     result["max_points_here"] = problem.correctness_points + (problem.speed_points if device == "cuda" else 0.0)
+    if problem_mod.is_interactive(problem):
+        passed = result["status"] == "PASS"
+        result["max_points_here"] = problem.max_points
+        result["correctness_points"] = problem.correctness_points if passed else 0.0
+        result["speed_points"] = round(problem.speed_points * min(1.0, max(0.0, float(result.get("speed_fraction", 0.0)))), 2) if passed else 0.0
+        result["speed_note"] = result.get("speed_note", "") if passed else "no speed points without correctness"
+        result["points"] = round(result["correctness_points"] + result["speed_points"], 2)
+        return result
     correct_points = speed_points = 0.0
     result["speed_note"] = ""
     if not problem_mod.has_speed_grade(problem):

@@ -250,3 +250,91 @@ def test_a_class_in_a_script_is_collected_with_what_it_uses(tmp_path):
     exec(compile(script.read_text(), str(script), "exec"), namespace)
     code, entry = source.for_function(namespace["BlockManager"])
     assert entry == "BlockManager" and "class BlockManager" in code and "UNUSED" not in code
+
+
+# --- the continuous-batching scheduler ----------------------------------------------------------------
+
+from autograder.problems.act6 import scheduler as sched  # noqa: E402
+
+SCHEDULER = registry.get("act6.scheduler")
+SCHEDULER_SOLUTION = "solutions/act6-serving/scheduler.ipynb"
+
+
+def _scheduler_class(replace: tuple[str, str] | None = None):
+    code = source.extract(source.notebook_cells(SCHEDULER_SOLUTION), "Scheduler")
+    if replace:
+        assert replace[0] in code
+        code = code.replace(*replace)
+    namespace: dict = {}
+    exec(compile(code, SCHEDULER_SOLUTION, "exec"), namespace)
+    return namespace["Scheduler"]
+
+
+def _play(cls, seed: int = 0) -> dict:
+    return SCHEDULER.play(sched._Local(cls), seed)
+
+
+def test_the_scheduler_solution_reaches_its_target_and_full_marks():
+    outcome = _play(_scheduler_class())
+    assert all(c["passed"] for c in outcome["cases"]), outcome["cases"]
+    assert outcome["measured"]["throughput_ratio"] >= SCHEDULER.solution_target == sched.SOLUTION_TARGET
+    assert outcome["speed_fraction"] == 1.0
+
+
+def test_static_batching_is_correct_and_earns_no_throughput_points():
+    outcome = _play(sched.StaticBatching)
+    assert all(c["passed"] for c in outcome["cases"]), outcome["cases"]
+    assert outcome["measured"]["throughput_ratio"] == pytest.approx(1.0) and outcome["speed_fraction"] == 0.0
+
+
+def test_the_engine_generates_what_each_request_alone_generates():
+    requests = sched.make_trace(3, burst=6, stream=4, rate=0.5)
+    model = sched._model()
+    ran = sched.Engine(requests, model).run(sched._Local(_scheduler_class()))
+    from autograder.tiny_transformer import greedy_generate
+
+    assert all(ran["outputs"][q.rid] == greedy_generate(model, q.prompt, q.max_new) for q in requests)
+    assert sched.greedy_mismatches(model, requests, ran["outputs"]) == []
+    broken = {rid: list(reversed(tokens)) for rid, tokens in ran["outputs"].items()}
+    assert sched.greedy_mismatches(model, requests, broken), "reordered tokens were not caught"
+
+
+WRONG_SCHEDULERS = {
+    "admits past the budget": (("held + blocks_after_step(self.waiting[0]) <= self.kv_blocks", "True"), "more than the 64 there are"),
+    "never runs anything": (('return {"run": list(self.running), "preempt": preempt}', 'return {"run": [], "preempt": []}'), "deadlock"),
+    "forgets preempted requests": (("self.waiting.appendleft(victim)", "pass"), "deadlock"),
+    "runs every waiting request": (("len(self.running) < self.max_batch and held + blocks_after_step(self.waiting[0]) <= self.kv_blocks", "True"), "more than max_batch"),
+    "returns a list": (('return {"run": list(self.running), "preempt": preempt}', "return list(self.running)"), "not a dict"),
+    "preempts without giving back": (("held -= blocks_after_step(victim)\n            preempt.append(victim)", "held -= blocks_after_step(victim)"), "more than the 64"),
+}
+
+
+@pytest.mark.parametrize("name", WRONG_SCHEDULERS)
+def test_wrong_schedulers_fail_with_a_sentence(name):
+    replace, expected = WRONG_SCHEDULERS[name]
+    outcome = _play(_scheduler_class(replace))
+    failed = [c["message"] for c in outcome["cases"] if not c["passed"]]
+    assert failed and any(expected in m for m in failed), failed
+
+
+def test_a_scheduler_that_makes_requests_wait_breaks_the_tail_latency_bound():
+    # One request at a time: valid plans, right tokens, and the queue behind it waits far too long.
+    one_at_a_time = _scheduler_class(("len(self.running) < self.max_batch", "len(self.running) < 1"))
+    outcome = _play(one_at_a_time)
+    assert any("longest wait" in c["size"] and not c["passed"] for c in outcome["cases"]), outcome["cases"]
+
+
+def test_the_scheduler_is_graded_in_the_child_with_points_for_throughput():
+    code = source.extract(source.notebook_cells(SCHEDULER_SOLUTION), "Scheduler")
+    result = grading.grade_source(SCHEDULER, code, "Scheduler", device="cpu")
+    assert result["status"] == "PASS" and result["points"] == SCHEDULER.max_points == 4.0, result["message"]
+    assert "static batching" in result["speed_note"]
+    hang = code.replace("def step(self, finished: list) -> dict:\n", "def step(self, finished: list) -> dict:\n        while True:\n            pass\n")
+    import os
+
+    os.environ["AUTOGRADER_TIMEOUT"] = "15"
+    try:
+        result = grading.grade_source(SCHEDULER, hang, "Scheduler", device="cpu")
+    finally:
+        del os.environ["AUTOGRADER_TIMEOUT"]
+    assert result["status"] == "TIMEOUT" and result["points"] == 0, result["message"]
