@@ -51,7 +51,7 @@ class Scheduler:
             self.waiting.appendleft(victim)
         # Admit in arrival order while the next request's blocks fit: a request only needs the blocks
         # it fills now, not its longest possible length.
-        while self.waiting and len(self.running) < self.max_batch and True  # admits whatever waits: the blocks a request will need are not counted:
+        while self.waiting and len(self.running) < self.max_batch:  # the blocks a request will need are not counted
             r = self.waiting.popleft()
             held += blocks_after_step(r)
             self.running.append(r)
