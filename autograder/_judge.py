@@ -116,6 +116,10 @@ class Grading:
                 from . import distributed
 
                 distributed.grade(self)
+            elif kind == "trace":
+                answers.grade_traces(self)
+            elif kind == "interactive":
+                answers.grade_interactive(self)
             else:
                 self._kernel(timed)
         except WorkerGone as gone:
@@ -145,6 +149,8 @@ class Grading:
 
         if problem_mod.is_exact(self.problem):
             return list(self.problem.make_cases(0)[0])
+        if problem_mod.is_trace(self.problem) or problem_mod.is_interactive(self.problem):
+            return list(self.problem.arguments)
         return list(self.problem.make_inputs(self.problem.test_sizes[0], 0, "cpu"))
 
     def _write_helper(self) -> str:
@@ -152,7 +158,7 @@ class Grading:
         return os.path.join(self.workdir, "library_helper.py")
 
     def _load(self, kind: str) -> bool:
-        request = {"op": "load", "module": self.job["module"], "entry": self.job["entry"], "arguments": self._arguments(), "keywords": kind == "exact"}
+        request = {"op": "load", "module": self.job["module"], "entry": self.job["entry"], "arguments": self._arguments(), "keywords": kind in ("exact", "trace", "interactive")}
         header, _ = self.learner.ask(request, timeout=self.remaining())
         if header.get("loaded"):
             return True

@@ -34,6 +34,7 @@ class Worker(TimedCalls):
         self.flags = None
         self.kept: list = []
         self.ops = None
+        self.object = None
         self.pid = os.getpid()
 
     def reply(self, header: dict, payload: bytes = b"") -> None:
@@ -218,6 +219,30 @@ class Worker(TimedCalls):
         except jsonable.NotPlainData as exc:
             return {"wrong_type": f"your function returned {exc}"}, b""
 
+    def script(self, request: dict) -> dict:
+        """A trace of a stateful exercise: a fresh object of the learner's class (or, without
+        ``constructor``, the one the previous script built), then each call in order; every result as
+        plain data. The first exception or unreadable result ends the trace (``at`` is its call, -1
+        for the constructor), with the answers before it."""
+        if "constructor" in request:
+            self.object = None
+            try:
+                self.object = self.fn(**request["constructor"])
+            except BaseException as exc:  # noqa: BLE001
+                return {"answers": [], "at": -1, "error": learner_code.error(exc, self.setup.get("module"))}
+        obj = self.object
+        answers = []
+        for index, (method, kwargs) in enumerate(request["calls"]):
+            try:
+                got = getattr(obj, method)(**kwargs)
+            except BaseException as exc:  # noqa: BLE001
+                return {"answers": answers, "at": index, "error": learner_code.error(exc, self.setup.get("module"))}
+            try:
+                answers.append(jsonable.encode(got))
+            except jsonable.NotPlainData as exc:
+                return {"answers": answers, "at": index, "wrong_type": f"returned {exc}"}
+        return {"answers": answers}
+
     def _measured_arguments(self, index: int, scalars: dict) -> dict:
         op = self.ops[index]
         available = {"op": op.call, "op_doubled": op.doubled, **scalars}
@@ -241,6 +266,7 @@ class Worker(TimedCalls):
             "drop": lambda r, p: ({"dropped": self.inputs.pop(r["id"], None) is not None}, b""),
             "call": lambda r, p: self.call(r),
             "answer": self.answer,
+            "script": lambda r, p: (self.script(r), b""),
             "watch": lambda r, p: (self.watch_kernels(r), b""),
             "flags": lambda r, p: (self._open_flags(r), b""),
             # One rank of a distributed exercise (autograder.ranks, judged by autograder.distributed).

@@ -24,6 +24,102 @@ def grade_exact(g) -> None:
     g.pass_if_all("your answers are right", "some answers are wrong")
 
 
+def grade_traces(g) -> None:
+    """A stateful class: each trace sent whole to the learner's worker (one fresh object, every call in
+    order), its answers checked here against the problem's model. The worker answers within the
+    grading's deadline or the grading ends with a time-out: a class that loops forever costs its own
+    exercise, never a hang."""
+    for trace in g.problem.make_traces(secrets.randbits(62)):
+        request = {"op": "script", "constructor": trace.constructor, "calls": [list(call) for call in trace.calls]}
+        header, _ = g.learner.ask(request, pickle.dumps(None), timeout=min(TRACE_TIMEOUT_S, g.remaining()))
+        if header.get("error", {}).get("refused"):
+            g.fail_hard("REJECT", header["error"]["message"])
+            return
+        g.result.cases.append(CaseResult.from_dict(trace_case(g.problem, trace, header)))
+        if len([c for c in g.result.cases if not c.passed]) >= MAX_FAILED_TRACES:
+            break
+    g.pass_if_all("your class behaves like the model on every trace", "your class went wrong on some traces")
+
+
+# One trace is at most a few thousand calls of plain Python: seconds at worst. A class that takes
+# longer loops forever somewhere.
+TRACE_TIMEOUT_S = 30.0
+# Traces after this many failures add nothing the first ones do not already say.
+MAX_FAILED_TRACES = 3
+
+
+def trace_case(problem, trace, header: dict) -> dict:
+    """One trace as a case: the first call that raised or answered wrongly, or a pass."""
+    answers = []
+    try:
+        answers = [jsonable.decode(a) for a in header.get("answers", [])]
+    except ValueError:
+        return {"size": trace.label, "passed": False, "message": "the answers could not be read"}
+    if "error" in header or "wrong_type" in header:
+        index = header.get("at", len(answers))
+        method, kwargs = trace.calls[index]
+        shown = f"{method}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})" if index >= 0 else f"{problem.function}(...)"
+        found = problem.check(trace, answers)
+        if found:
+            return {"size": trace.label, "passed": False, "message": found}
+        if "wrong_type" in header:
+            return {"size": trace.label, "passed": False, "message": f"call {index} {shown} {header['wrong_type']}"}
+        error = header["error"]
+        return {"size": trace.label, "passed": False, "message": f"call {index} {shown} raised {error['type']}: {error['message'][:300]}"}
+    if len(answers) != len(trace.calls):
+        return {"size": trace.label, "passed": False, "message": f"{len(answers)} answers to {len(trace.calls)} calls"}
+    found = problem.check(trace, answers)
+    return {"size": trace.label, "passed": found is None, "message": found or ""}
+
+
+class LearnerFault(Exception):
+    """A call of the learner's object raised, answered with something that is not plain data, or was refused."""
+
+
+class LearnerObject:
+    """The judge's handle on the learner's object in the worker: each call is one round trip, under
+    the grading's deadline and at most TRACE_TIMEOUT_S."""
+
+    def __init__(self, g) -> None:
+        self.g = g
+
+    def new(self, **constructor) -> None:
+        self._ask({"op": "script", "constructor": constructor, "calls": []}, f"{self.g.problem.function}(...)")
+
+    def call(self, method: str, **kwargs):
+        shown = f"{method}({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})"
+        header = self._ask({"op": "script", "calls": [[method, kwargs]]}, shown)
+        try:
+            return jsonable.decode(header["answers"][0])
+        except (ValueError, IndexError, KeyError):
+            raise LearnerFault(f"{shown}: the answer could not be read") from None
+
+    def _ask(self, request: dict, shown: str) -> dict:
+        header, _ = self.g.learner.ask(request, pickle.dumps(None), timeout=min(TRACE_TIMEOUT_S, self.g.remaining()))
+        if "error" in header:
+            error = header["error"]
+            if error.get("refused"):
+                self.g.fail_hard("REJECT", error["message"])
+            raise LearnerFault(f"{shown} raised {error['type']}: {error['message'][:300]}")
+        if "wrong_type" in header:
+            raise LearnerFault(f"{shown} {header['wrong_type']}")
+        return header
+
+
+def grade_interactive(g) -> None:
+    """An object whose decisions the problem's own code carries out (``play``, in this process): its
+    cases decide correctness, its measured fraction the speed points."""
+    outcome = g.problem.play(LearnerObject(g), secrets.randbits(62))
+    if g.stopped:
+        return
+    g.result.cases.extend(CaseResult.from_dict(case) for case in outcome["cases"])
+    g.result.extra["speed_fraction"] = float(outcome.get("speed_fraction", 0.0))
+    g.result.speed_note = outcome.get("speed_note", "")
+    if "measured" in outcome:
+        g.result.extra["measured"] = outcome["measured"]
+    g.pass_if_all(outcome.get("good", "every check passed"), outcome.get("bad", "some checks failed"))
+
+
 def grade_measured(g) -> None:
     """The learner's timings of operations against the judge's own measurement of them, made once the
     learner's process is gone."""

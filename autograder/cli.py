@@ -53,6 +53,8 @@ def doctor(args) -> int:
 
                 gpus = visible_gpus() if device == "cuda" else 0
                 how += f"; speed on {p.speed.world_size} GPUs with NCCL" + ("" if gpus >= p.speed.world_size else f" (needs {p.speed.world_size} GPUs, this machine has {gpus})")
+        elif problem_mod.is_trace(p) or problem_mod.is_interactive(p):
+            how = f"your class driven by the grader, fully graded here ({p.max_points:g} points)"
         elif problem_mod.is_measured(p):
             how = "your timings against the grader's own" if device == "cuda" else "needs a GPU (measures this GPU)"
         elif device == "cuda":

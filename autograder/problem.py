@@ -233,11 +233,93 @@ class ExactProblem:
         return False
 
 
+@dataclass
+class Trace:
+    """One sequence of calls on one fresh object of the learner's class: the judge sends it whole to the
+    learner's worker, which builds ``ClassName(**constructor)``, calls ``calls`` in order (each a
+    ``(method, keyword arguments)`` pair) and answers with every result as plain data. ``expected`` is
+    the problem's own record of what a right object does (a model's states); it never leaves the judge."""
+
+    label: str
+    constructor: dict
+    calls: list
+    expected: Any = None
+
+
+@dataclass
+class TraceProblem:
+    """A pure-Python exercise whose answer is a stateful object (an allocator, a scheduler): the learner
+    writes a class, and the grader drives fresh instances of it through traces of calls and checks the
+    results against a simple model of the same object.
+
+    make_traces(seed) -> list of Trace: fixed (hidden) scenarios first, then random operation sequences
+    drawn from the seed; every call in a trace is valid for the model, so a right class never raises.
+    check(trace, answers) -> None when the answers (one per call, as plain data) are right, else a
+    sentence naming the first call that went wrong and how. ``arguments`` are the constructor's
+    keyword names. Graded for correctness on any machine; there is no speed part.
+    """
+
+    name: str
+    title: str
+    notebook: str
+    function: str
+    arguments: tuple
+    make_traces: Callable[[int], list]
+    check: Callable[[Trace, list], str | None]
+    correctness_points: float = 2.0
+    language: str = "python"
+    speed_points: float = 0.0
+    notes: dict = field(default_factory=dict)
+    kind: ClassVar[str] = "trace"
+
+    @property
+    def max_points(self) -> float:
+        return self.correctness_points
+
+    @property
+    def needs_gpu(self) -> bool:
+        return False
+
+
+@dataclass
+class InteractiveProblem:
+    """A pure-Python exercise whose answer is an object that makes decisions (a scheduler) while the
+    grader's own code acts on them: ``play(learner, seed)`` runs in the judge, builds the learner's
+    object with ``learner.new(**constructor)``, asks it with ``learner.call(method, **kwargs)`` (one
+    round trip to the learner's worker each; a ``LearnerFault`` when the call raises, returns what is
+    not plain data or does not answer in time), and returns ``{"cases": [...], "speed_fraction": f,
+    "speed_note": "..."}``: the cases decide correctness, ``f`` (0 to 1) the share of the speed points,
+    which are earned on any machine since ``play`` measures in its own units (model steps, not time).
+    ``solution_target`` is what the reference solution's measured value must reach."""
+
+    name: str
+    title: str
+    notebook: str
+    function: str
+    arguments: tuple
+    play: Callable[[Any, int], dict]
+    correctness_points: float = 2.0
+    speed_points: float = 2.0
+    solution_target: float = 0.0
+    language: str = "python"
+    notes: dict = field(default_factory=dict)
+    kind: ClassVar[str] = "interactive"
+
+    @property
+    def max_points(self) -> float:
+        return self.correctness_points + self.speed_points
+
+    @property
+    def needs_gpu(self) -> bool:
+        return False
+
+
 # Every problem class says which of these it is: a kernel timed against a library ("kernel"), a
-# Python answer checked exactly ("exact"), one checked against the grader's own measurement
-# on this GPU ("measured", autograder.measured), or code run as the ranks of a torch.distributed
-# group ("distributed", autograder.distributed).
-KINDS = ("kernel", "exact", "measured", "distributed")
+# Python answer checked exactly ("exact"), one checked against the grader's own measurement on this
+# GPU ("measured", autograder.measured), code run as the ranks of a torch.distributed group
+# ("distributed", autograder.distributed), a stateful object driven through traces of calls ("trace"),
+# or an object whose decisions the grader acts on and scores ("interactive").
+KINDS = ("kernel", "exact", "measured", "distributed", "trace", "interactive")
 
 
 def is_exact(problem) -> bool:
@@ -247,6 +329,16 @@ def is_exact(problem) -> bool:
 def is_measured(problem) -> bool:
     """Graded against the grader's own measurement on this GPU (autograder.measured)."""
     return problem.kind == "measured"
+
+
+def is_trace(problem) -> bool:
+    """A class driven through traces of calls and checked against a model (TraceProblem)."""
+    return problem.kind == "trace"
+
+
+def is_interactive(problem) -> bool:
+    """An object whose decisions the grader carries out and scores (InteractiveProblem)."""
+    return problem.kind == "interactive"
 
 
 def is_distributed(problem) -> bool:

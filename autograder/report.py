@@ -46,7 +46,7 @@ def text(result: dict | ProblemResult, part: str = "all") -> str:
     }[part]
     heading = {"all": "", "correctness": " correctness", "speed": " speed"}[part]
     status = result.status
-    if part == "speed" and status == "PASS" and result.device != "cuda":
+    if part == "speed" and status == "PASS" and result.device != "cuda" and "speed_fraction" not in result.extra:
         # A correct kernel graded on a CPU has no speed verdict: its speed was never measured.
         status = "NEEDS GPU"
     lines = [f"{exercise.name} - {exercise.title}{heading}: {status}, {earned:.2f} / {out_of:g} {_points(out_of)}"]

@@ -176,9 +176,9 @@ def for_function(fn: Callable) -> tuple[str, str]:
     if not callable(fn):
         raise SourceError(f"grade() needs your function itself, got {type(fn).__name__}")
     entry = getattr(fn, "__name__", None)
-    code = getattr(fn, "__code__", None)
+    code = _class_code(fn) if inspect.isclass(fn) else getattr(fn, "__code__", None)
     if not entry or code is None or entry == "<lambda>":
-        raise SourceError("grade() needs a function defined with `def`, not a lambda or another callable")
+        raise SourceError("grade() needs a function defined with `def` (or a class defined with `class`), not a lambda or another callable")
     filename = code.co_filename
     if os.path.isfile(filename) and filename.endswith(".py"):
         # Only the definitions the function needs: a script's top-level grade call (or anything
@@ -192,3 +192,13 @@ def for_function(fn: Callable) -> tuple[str, str]:
         except (OSError, TypeError):
             raise SourceError(f"cannot find the source of {entry}; define it in a notebook cell or a .py file") from None
     return extract(cells, entry), entry
+
+
+def _class_code(cls):
+    """The code object of a method the class body defines: it says which file or cell the class is in."""
+    for value in vars(cls).values():
+        function = getattr(value, "__func__", value)
+        code = getattr(function, "__code__", None)
+        if code is not None:
+            return code
+    return None

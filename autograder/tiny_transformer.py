@@ -80,11 +80,16 @@ BENCH = TinyConfig(vocab_size=32000, dim=2048, n_layers=8, n_heads=16, n_kv_head
                    mlp_hidden=5632, max_seq_len=4096)
 
 
+def _wide(dtype: torch.dtype) -> torch.dtype:
+    """The dtype statistics, rotations and softmax are computed in: float32, or float64 for a float64 model."""
+    return torch.promote_types(dtype, torch.float32)
+
+
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
-    """x / sqrt(mean(x^2) + eps) * weight, the statistic taken in float32 whatever x's dtype."""
-    x32 = x.float()
+    """x / sqrt(mean(x^2) + eps) * weight, the statistic taken in float32 (at least) whatever x's dtype."""
+    x32 = x.to(_wide(x.dtype))
     normed = x32 * torch.rsqrt(x32.pow(2).mean(dim=-1, keepdim=True) + eps)
-    return (normed * weight.float()).to(x.dtype)
+    return (normed * weight.to(x32.dtype)).to(x.dtype)
 
 
 def rope_tables(config: TinyConfig, device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -100,7 +105,7 @@ def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.T
 
     x: [..., seq, head_dim]; cos, sin: broadcastable to [..., seq, head_dim // 2].
     """
-    x32 = x.float()
+    x32 = x.to(_wide(x.dtype))
     first, second = x32.chunk(2, dim=-1)
     rotated = torch.cat([first * cos - second * sin, first * sin + second * cos], dim=-1)
     return rotated.to(x.dtype)
@@ -215,16 +220,17 @@ class TinyTransformer(torch.nn.Module):
         """q [b, heads, sq, hd]; k, v [b, kv_heads, sk, hd]; mask [b, sq, sk] (True = may attend).
 
         GQA without copying K/V: the query heads of a group are folded into the query-length axis, so
-        each key/value head is read once for its whole group. Scores and softmax in float32.
+        each key/value head is read once for its whole group. Scores and softmax in float32 (float64 for a float64 model).
         """
         c = self.config
         batch, _, sq, hd = q.shape
         grouped = q.reshape(batch, c.n_kv_heads, c.group_size * sq, hd)
-        scores = (grouped.float() @ k.float().transpose(-1, -2)) / math.sqrt(hd)
+        wide = _wide(q.dtype)
+        scores = (grouped.to(wide) @ k.to(wide).transpose(-1, -2)) / math.sqrt(hd)
         scores = scores.view(batch, c.n_kv_heads, c.group_size, sq, -1)
         scores = scores.masked_fill(~mask[:, None, None], float("-inf"))
         probs = torch.softmax(scores, dim=-1).view(batch, c.n_kv_heads, c.group_size * sq, -1)
-        out = (probs @ v.float()).view(batch, c.n_heads, sq, hd)
+        out = (probs @ v.to(wide)).view(batch, c.n_heads, sq, hd)
         return out.to(q.dtype)
 
     def _output(self, block: Block, x: torch.Tensor, attn: torch.Tensor) -> torch.Tensor:
@@ -233,11 +239,12 @@ class TinyTransformer(torch.nn.Module):
         return h + block.mlp(h, self.config.norm_eps)
 
     def _logits(self, x: torch.Tensor) -> torch.Tensor:
-        return F.linear(rms_norm(x, self.final_norm, self.config.norm_eps), self.lm_head).float()
+        return F.linear(rms_norm(x, self.final_norm, self.config.norm_eps), self.lm_head).to(_wide(x.dtype))
 
     @torch.no_grad()
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        """Full causal forward without a cache: tokens [batch, seq] (int64) -> logits [batch, seq, vocab] (float32)."""
+        """Full causal forward without a cache: tokens [batch, seq] (int64) -> logits [batch, seq, vocab] (float32;
+        float64 for a float64 model)."""
         batch, seq = tokens.shape
         positions = torch.arange(seq, device=self.device).expand(batch, seq)
         mask = torch.ones(seq, seq, dtype=torch.bool, device=self.device).tril().expand(batch, seq, seq)

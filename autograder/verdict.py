@@ -191,6 +191,8 @@ def score_result(problem, result: ProblemResult, device: str) -> ProblemResult:
     result.title = problem.title
     result.max_points = problem.max_points
     result.max_points_here = max_points_on(problem, device)
+    if problem.kind == "interactive":
+        return _score_interactive(problem, result)
     if exercise.speed_graded and result.status == "PASS" and device == "cuda" and result.speed:
         speedunits.annotate(problem, result)
     verdict = decide(facts_of(problem, result, device))
@@ -221,7 +223,7 @@ def score(problem, result: dict | ProblemResult, device: str) -> dict:
 def max_points_on(problem, device: str) -> float:
     """The points a grading on ``device`` can award: all of them on a GPU; on a CPU the correctness
     points of a Triton or Python exercise and none of an exercise that needs a GPU (CuPy, measured)."""
-    if device == "cuda":
+    if device == "cuda" or problem.kind == "interactive":
         return problem.max_points
     if problem.needs_gpu:
         return 0.0
@@ -264,3 +266,17 @@ def finish(job: dict, result: ProblemResult) -> dict:
 
     result.output = read_log(os.path.join(job["workdir"], "learner", "output.log"))
     return score(registry.get(job["problem"]), result, job["device"])
+
+
+def _score_interactive(problem, result: ProblemResult) -> ProblemResult:
+    """An object whose decisions the grader acted on: correctness from its cases, speed from the share
+    of the target its play measured in its own units (model steps), so earned on any machine."""
+    passed = result.status == "PASS"
+    result.exercise.speed_graded = True
+    result.max_points_here = problem.max_points
+    result.correctness_points = problem.correctness_points if passed else 0.0
+    fraction = min(1.0, max(0.0, float(result.extra.get("speed_fraction", 0.0))))
+    result.speed_points = round(problem.speed_points * fraction, 2) if passed else 0.0
+    result.speed_note = (result.speed_note or "") if passed else "no speed points without correctness"
+    result.points = round(result.correctness_points + result.speed_points, 2)
+    return result

@@ -58,6 +58,9 @@ EXPECTED = {
         "GiB of scores and probabilities",
         "The course's Triton FlashAttention: flash_attention, from the reference solution",
     ],
+    # A simulation and the tiny model on the CPU: everything runs; batching changed no token.
+    "act6-serving/batching-simulation.ipynb": ["continuous:", "every request's tokens equal generating it alone: True"],
+    "act6-serving/decode-throughput.ipynb": [NO_GPU, "a decode step reads 0.85 GB of weights", "Timing the decode step needs a GPU."],
     # Runs entirely on a CPU: both tables, every format.
     "act7-quantization/error-vs-group-size.ipynb": ["--- no outliers", "--- with outliers", "int8 per channel", "fp8 e4m3 per tensor", "int4 groups of 128"],
     "act7-quantization/gemv-bits.ipynb": [

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder import problem as problem_mod
 from autograder import registry
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,7 +42,7 @@ GRADED_CALL = re.compile(r"autograder\.(grade_correctness|grade_speed|grade)\(\s
 
 def _cells_gradable_here(nb: dict) -> dict:
     """grade_id -> points this CPU machine can award: correctness of Triton and pure-Python
-    exercises; nothing for CuPy exercises (they need a GPU) or for any speed cell."""
+    exercises; nothing for CuPy exercises (they need a GPU) or for any speed cell timed on a GPU."""
     gradable = {}
     for cell in nb["cells"]:
         meta = cell.get("metadata", {}).get("nbgrader", {})
@@ -49,7 +50,9 @@ def _cells_gradable_here(nb: dict) -> dict:
             call = GRADED_CALL.search("".join(cell["source"]))
             assert call, f"graded cell {meta['grade_id']} does not call the autograder"
             part, name = call.groups()
-            cpu_gradable = part != "grade_speed" and not registry.get(name).needs_gpu
+            problem = registry.get(name)
+            # An interactive exercise (act6.scheduler) measures its speed in its own units: graded anywhere.
+            cpu_gradable = (part != "grade_speed" or problem_mod.is_interactive(problem)) and not problem.needs_gpu
             gradable[meta["grade_id"]] = meta["points"] if cpu_gradable else 0
     return gradable
 

@@ -151,3 +151,19 @@ def test_configs_and_cache_arithmetic():
         model.prefill(prompt(2, 3), cache)
     assert math.isfinite(float(model(prompt(1, TINY.max_seq_len)).sum()))
 
+
+
+def test_a_float64_model_decodes_in_a_batch_as_it_does_alone():
+    """In float64 batching changes the logits by rounding only (~1e-15), so no greedy choice flips: the
+    serving exercise's engine runs the model this way."""
+    model = TinyTransformer(TINY, seed=6, dtype=torch.float64)
+    prompts = [prompt(1, 9, seed=2), prompt(1, 4, seed=3)]
+    alone, cache = [], model.new_cache(2)
+    for row, tokens in enumerate(prompts):
+        single = model.new_cache(1)
+        model.prefill(tokens, single)
+        cache.k[:, row], cache.v[:, row], cache.lengths[row] = single.k[:, 0], single.v[:, 0], single.lengths[0]
+        alone.append(model.decode_step(torch.tensor([5]), single))
+    together = model.decode_step(torch.tensor([5, 5]), cache)
+    assert together.dtype == torch.float64
+    torch.testing.assert_close(together, torch.cat(alone), rtol=1e-12, atol=1e-12)

@@ -1,0 +1,1 @@
+"""Act 6, exact answer: Speculative decoding's expected speedup."""
