@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -145,3 +146,6 @@ def test_demo_runs_in_a_fresh_environment_through_its_install_cell(demo: Path, f
 
 def test_the_package_builds_without_setuptools_warnings(fresh: Fresh):
     assert "Warning" not in fresh.build_log, fresh.build_log
+    # Each problem's known-wrong and cheating submissions are test data, not part of the package.
+    shipped = zipfile.ZipFile(fresh.wheel).namelist()
+    assert not [name for name in shipped if "/submissions/" in name], "the wheel ships adversarial submissions"

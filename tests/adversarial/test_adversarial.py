@@ -11,7 +11,7 @@ import pytest
 
 from autograder import grading, registry
 
-from .cases import cases
+from .cases import cases, submission_files
 
 
 def _grade(case, device, notebook_folder: str | None = None):
@@ -39,6 +39,17 @@ def _explain(result) -> str:
     failed = [f"  {c.get('size')}: {c.get('message')}" for c in result.get("cases", []) if not c.get("passed")]
     cases = "\n".join(["failed cases:", *failed[:8]]) if failed else ""
     return f"{result['status']}: {result.get('message')}\n{cases}\n{result.get('traceback', '')}\n{(result.get('output') or '')[-1500:]}"
+
+
+def test_every_submission_names_a_problem_a_device_and_a_function_it_defines():
+    """Checked here for the GPU-only ones too, which the CPU run never grades."""
+    found = {c.path: c for c in cases("cpu") + cases("cuda")}
+    assert len(found) == len(submission_files())
+    for case in found.values():
+        registry.get(case.problem)
+        assert case.devices and set(case.devices) <= {"cpu", "cuda"}, case.path
+        assert case.expect, case.path
+        assert f"def {case.entry}(" in case.source or case.name == "misspelled_function", f"{case.path} defines no {case.entry}"
 
 
 @pytest.mark.parametrize("case", cases("cpu"), ids=lambda c: c.name)

@@ -1,5 +1,4 @@
 # expect: FAIL
-# problem: act1.reduction
 # devices: cuda
 # entry: reduce_sum
 # One atomicAdd per block into an output that was never zeroed: the sum lands on top of whatever

@@ -1,5 +1,4 @@
 # expect: FAIL
-# problem: act1.reduction
 # devices: cuda
 # entry: reduce_sum
 # Each thread accumulates in half precision: 11 significant bits cannot hold running sums in the

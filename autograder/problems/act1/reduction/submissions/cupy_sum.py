@@ -1,5 +1,4 @@
 # expect: REJECT
-# problem: act1.reduction
 # devices: cuda
 # entry: reduce_sum
 # cupy.sum (CUB's device reduction) instead of a kernel of the learner's own.

@@ -1,5 +1,4 @@
 # expect: FAIL
-# problem: act1.indexing_2d
 # devices: cuda
 # entry: scale_shift_2d
 # Reads x as if its rows were `cols` floats apart: right on contiguous inputs, wrong on every row but

@@ -1,5 +1,4 @@
 # expect: PASS
-# problem: act4.sgemm_coalesced
 # devices: cuda
 # An honest coalesced kernel: passes, earns speed points only by its own speed.
 import cupy as cp

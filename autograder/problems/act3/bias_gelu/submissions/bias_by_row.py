@@ -1,5 +1,4 @@
 # expect: FAIL
-# problem: act3.bias_gelu
 # devices: cpu cuda
 # The bias indexed by row instead of by column: right only where every bias value is equal, and it
 # reads past the end of the bias whenever there are more rows than columns.

@@ -1,5 +1,4 @@
 # expect: FAIL ERROR
-# problem: act1.indexing_2d
 # devices: cuda
 # entry: scale_shift_2d
 # Masks the columns but not the rows: the bottom row of blocks writes past the end of the output

@@ -1,5 +1,4 @@
 # expect: REJECT
-# problem: act4.sgemm_vectorized
 # devices: cuda
 # cuBLAS does the work through cupy.matmul; a decoy kernel of the learner's runs beside it.
 import cupy as cp

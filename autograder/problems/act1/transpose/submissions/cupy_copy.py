@@ -1,5 +1,4 @@
 # expect: REJECT
-# problem: act1.transpose
 # devices: cuda
 # CuPy's own copy kernel does the transpose: right answers, but no kernel of the learner's runs.
 # (cupy.ascontiguousarray would hand back the input itself for a 1xN matrix, whose transpose is

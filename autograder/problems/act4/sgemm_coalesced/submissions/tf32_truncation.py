@@ -1,5 +1,4 @@
 # expect: FAIL
-# problem: act4.sgemm_coalesced
 # devices: cuda
 # TF32 by hand: keeps 10 mantissa bits of each input (what a TF32 tensor core multiplies), sums in
 # float32. Faster on tensor cores, and not the float32 product the exercise asks for.

@@ -1,5 +1,4 @@
 # expect: REJECT
-# problem: act4.sgemm_2d_tiling
 # devices: cuda
 # torch.matmul on the same memory (through DLPack): a cuBLAS kernel, whatever the TF32 setting.
 import cupy as cp

@@ -1,5 +1,4 @@
 # expect: REJECT
-# problem: act4.matmul_bf16
 # devices: cpu cuda
 # entry: matmul
 # cuBLAS does the work through torch.matmul.

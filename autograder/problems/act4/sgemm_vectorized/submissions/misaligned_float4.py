@@ -1,5 +1,4 @@
 # expect: FAIL ERROR
-# problem: act4.sgemm_vectorized
 # devices: cuda
 # float4 loads on every shape: when K is not a multiple of 4, rows of A are not 16-byte aligned
 # (a misaligned-address fault) and the last float4 of a row reads into the next one.

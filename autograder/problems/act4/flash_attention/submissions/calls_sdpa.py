@@ -1,5 +1,4 @@
 # expect: REJECT
-# problem: act4.flash_attention
 # devices: cpu cuda
 # PyTorch's SDPA does the work: the profiler sees its kernels (on a CPU, its operators).
 import torch.nn.functional as F
