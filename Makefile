@@ -1,4 +1,8 @@
 # GPU Brrr. `make book` builds the book, `make test` runs the CPU test suite; both set up .venv first.
+# `make test` leaves out what is marked slow: the book build (`make book` runs it), the book's demos in
+# a fresh environment, and every act's notebooks through nbgrader validate and autograde but Act 0's.
+# `make test-all` runs everything; CI (.ci/run) runs `make test-all`. Both spread the tests over the
+# cores (pytest-xdist; JOBS=auto, or JOBS=4).
 # On a GPU machine, `make test-gpu` runs every solution and exercise, the grader's GPU tests and the
 # speed benchmark with the machine's own Python (its torch, Triton and CuPy match its CUDA);
 # `make test-gpu-adversarial`, `test-gpu-book` and `test-gpu-stability` run the rest of the GPU suite.
@@ -9,8 +13,11 @@ VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 ACTS := $(notdir $(wildcard solutions/act*))
 OUT ?= gpu-out
+JOBS ?= auto
+# Tests that share a fixture run on one worker (pytest.mark.xdist_group, hence --dist loadgroup).
+PYTEST := $(VPY) -m pytest -q -n $(JOBS) --dist loadgroup
 
-.PHONY: all setup book exercises test lint test-gpu test-gpu-adversarial test-gpu-book test-gpu-stability test-gpu-class test-gpu-multi test-gpu-all clean
+.PHONY: all setup book exercises test test-all lint test-gpu test-gpu-adversarial test-gpu-book test-gpu-stability test-gpu-class test-gpu-multi test-gpu-all clean
 
 all: book
 
@@ -36,7 +43,10 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check autograder tests
 
 test: $(STAMP)
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VPY) -m pytest -m "not gpu" -q
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PYTEST) -m "not gpu and not slow"
+
+test-all: $(STAMP)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PYTEST) -m "not gpu"
 
 # Run on a GPU machine; each writes one archive under $(OUT) (the run's folder results/runs/<name>/, executed notebooks)
 # and fitted a 10-minute call on one H200 (README: measured times). test-gpu: the ceilings, every solution notebook at full

@@ -2,6 +2,8 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 # Tools installed beside this interpreter (nbgrader runs `alembic`, the book test `jupyter-book`) must
@@ -14,6 +16,7 @@ os.environ.setdefault("AUTOGRADER_CACHE_DIR", str(ROOT / "_build" / "autograder-
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU; run by `make test-gpu`, deselected by `make test`")
     config.addinivalue_line("markers", "multigpu: needs 2 or more GPUs visible at once; tests/gpu/run.sh runs these unpinned")
+    config.addinivalue_line("markers", "slow: a round trip that `make test` leaves to `make test-all` (and CI), which runs everything")
     _pin_worker_to_its_gpu()
 
 
@@ -30,3 +33,12 @@ def _pin_worker_to_its_gpu() -> None:
     worker, devices = os.environ.get("PYTEST_XDIST_WORKER"), os.environ.get("GPU_RUN_DEVICES")
     if worker and devices:
         os.environ["CUDA_VISIBLE_DEVICES"] = gpu_for_worker(worker, devices)
+
+
+@pytest.fixture(scope="session")
+def nbgrader_course(tmp_path_factory) -> Path:
+    """Every act generated, Act 0 autograded for each submission the nbgrader tests judge
+    (tests/nbgrader_shared.py); tests that read it share the xdist group "nbgrader"."""
+    import nbgrader_shared
+
+    return nbgrader_shared.build(tmp_path_factory.mktemp("nbgrader") / "course")

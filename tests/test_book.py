@@ -3,7 +3,8 @@
 This runs the same command as a release build, `jupyter-book build . -W -n --keep-going`, into a
 temporary folder (so it never touches a developer's own _build/), then checks the HTML: every
 Act 0 page, both exercise notebooks, and the Colab launch links that the course's Colab path
-depends on. It needs no GPU: notebooks are never executed by the book build.
+depends on. It needs no GPU: notebooks are never executed by the book build. The build takes minutes, so it is
+marked slow: `make test-all`, CI and `make book` run it, `make test` does not.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from autograder.results import latest_run
 
@@ -56,6 +59,7 @@ def _jupyter_book_command() -> list[str]:
     return [sys.executable, "-m", "jupyter_book"]
 
 
+@pytest.mark.slow
 def test_book_builds_without_warnings_and_has_every_page(tmp_path: Path) -> None:
     command = _jupyter_book_command() + [
         "build",

@@ -6,6 +6,9 @@ way the course package gets into it is the demo's own install cell, whose reposi
 at a wheel built from this checkout; the package is uninstalled again after each demo, so every demo
 installs it itself. Each demo runs as a copy in a scratch folder, so the committed notebooks keep
 their GPU outputs, and must print what it would measure on a GPU instead of failing.
+
+Building the wheel runs in every `make test`; the fresh environment and the demos (a few minutes of
+pip and notebook kernels) are marked slow: `make test-all` and CI run them.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -78,12 +82,21 @@ EXPECTED = {
 }
 
 
+# One wheel and one fresh environment per run, on one pytest-xdist worker.
+pytestmark = pytest.mark.xdist_group("book_demos")
+
+
+@dataclass
+class Wheel:
+    path: Path
+    build_log: str
+
+
 @dataclass
 class Fresh:
     python: Path
     wheel: Path
     jupyter_path: Path
-    build_log: str
 
 
 def _run(command: list, **kwargs) -> subprocess.CompletedProcess:
@@ -103,8 +116,8 @@ def _clean_env(**extra) -> dict:
 
 
 @pytest.fixture(scope="module")
-def fresh(tmp_path_factory) -> Fresh:
-    base = tmp_path_factory.mktemp("fresh")
+def wheel(tmp_path_factory) -> Wheel:
+    base = tmp_path_factory.mktemp("wheel")
     # The wheel is built from the files a clone has, as pip builds one from the repository URL.
     source = base / "source"
     source.mkdir()
@@ -113,8 +126,13 @@ def fresh(tmp_path_factory) -> Fresh:
     for folder in ("autograder", "solutions"):
         shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
     build = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", base / "wheels", source], env=_clean_env())
-    [wheel] = (base / "wheels").glob("gpu_brrr-*.whl")
+    [path] = (base / "wheels").glob("gpu_brrr-*.whl")
+    return Wheel(path=path, build_log=build.stdout + build.stderr)
 
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory, wheel: Wheel) -> Fresh:
+    base = tmp_path_factory.mktemp("fresh")
     venv = base / "venv"
     _run([sys.executable, "-m", "venv", venv])
     python = venv / "bin" / "python"
@@ -127,7 +145,7 @@ def fresh(tmp_path_factory) -> Fresh:
     kernel_dir.mkdir(parents=True)
     spec = {"argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"], "display_name": "fresh", "language": "python"}
     (kernel_dir / "kernel.json").write_text(json.dumps(spec))
-    return Fresh(python=python, wheel=wheel, jupyter_path=base / "jupyter", build_log=build.stdout + build.stderr)
+    return Fresh(python=python, wheel=wheel.path, jupyter_path=base / "jupyter")
 
 
 def _installed(fresh: Fresh) -> bool:
@@ -139,6 +157,7 @@ def test_every_demo_has_an_expectation():
     assert sorted(EXPECTED) == sorted(str(p.relative_to(ROOT / "book")) for p in DEMOS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("demo", DEMOS, ids=[p.stem for p in DEMOS])
 def test_demo_runs_in_a_fresh_environment_through_its_install_cell(demo: Path, fresh: Fresh, tmp_path: Path, monkeypatch):
     nb = nbformat.read(demo, as_version=4)
@@ -167,5 +186,11 @@ def test_demo_runs_in_a_fresh_environment_through_its_install_cell(demo: Path, f
     assert not missing, f"{demo.name} did not print {missing}; it printed:\n{printed}"
 
 
-def test_the_package_builds_without_setuptools_warnings(fresh: Fresh):
-    assert "Warning" not in fresh.build_log, fresh.build_log
+def test_the_package_builds_without_setuptools_warnings(wheel: Wheel):
+    assert "Warning" not in wheel.build_log, wheel.build_log
+    shipped = zipfile.ZipFile(wheel.path).namelist()
+    # What the demos read from the package: the problem specs and the Act 4 solution notebooks.
+    assert "autograder/problems/act0/vector_add/spec.toml" in shipped
+    assert "autograder/solutions/act4-kernels/flash_attention.ipynb" in shipped
+    # Each problem's known-wrong and cheating submissions are test data, not part of the package.
+    assert not [name for name in shipped if "/submissions/" in name], "the wheel ships adversarial submissions"

@@ -37,7 +37,8 @@ def _imports(path: Path) -> set[str]:
 
 
 def _graph() -> dict[str, set[str]]:
-    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    # A problem's submissions/ holds learner files kept as test data (tests/adversarial/cases.py), not modules.
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py") if "submissions" not in p.relative_to(PACKAGE).parts}
     # "autograder.problems" as a package is its __init__; imports of a parent package are not edges
     # to its children.
     return {name: {m for m in _imports(path) if m in modules and m != name} for name, path in modules.items()}

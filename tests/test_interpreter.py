@@ -37,6 +37,10 @@ def _run(scenario: str, **env: str) -> dict:
     return _finish(_start(scenario, **env))
 
 
+# The module's scenarios run once each, on one pytest-xdist worker.
+pytestmark = pytest.mark.xdist_group("interpreter")
+
+
 @pytest.fixture(scope="module")
 def out_of_bounds() -> dict:
     return _run("out_of_bounds")

@@ -2,85 +2,27 @@
 that replaces the grader, or the name `autograder`, earns nothing under a real `nbgrader autograde`,
 the solution earns its correctness points on a CPU, and neither `nbgrader validate` (from the course
 folder, where nbgrader_config.py enables the plugin) nor `python -m autograder validate` says Success
-for a notebook whose code fails. One course, one autograde run of three submissions, shared."""
+for a notebook whose code fails. The course and its one autograde run are shared with
+test_nbgrader.py (tests/nbgrader_shared.py): submissions "replaced", "solution" and "fake_module"."""
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from nbgrader_shared import ACT, NBGRADER, NOTEBOOK, run
 
 from autograder import cells, nbgrader_plugin
 
-ROOT = Path(__file__).resolve().parent.parent
-NBGRADER = [sys.executable, "-m", "nbgrader"]
-ACT, NOTEBOOK = "act0-start", "vector_add"
 CORRECTNESS, SPEED = "vector_add_correctness", "vector_add_speed"
-
-# (a) The untouched exercise plus a cell that replaces the grader's correctness call.
-REPLACED = (
-    "import os\n"
-    "import autograder\n"
-    "print('NBGRADER_EXECUTION in the kernel:', os.environ.get('NBGRADER_EXECUTION'))\n"
-    "autograder.grade_correctness = lambda *a: 2.0\n"
-)
-# (c) The untouched exercise plus a cell that makes `autograder` a fake module and clears the
-# variable that tells the graded cells not to grade in the kernel.
-FAKE_MODULE = (
-    "import os\n"
-    "import sys\n"
-    "import types\n"
-    "fake = types.ModuleType('autograder')\n"
-    "fake.grade = fake.grade_correctness = fake.grade_speed = lambda *a: 2.0\n"
-    "sys.modules['autograder'] = fake\n"
-    "autograder = fake\n"
-    "os.environ.pop('NBGRADER_EXECUTION', None)\n"
-)
+SHARED = pytest.mark.xdist_group("nbgrader")
 
 
-def _env() -> dict:
-    # The nbgrader process and the kernels it starts import this checkout's autograder.
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p), "AUTOGRADER_DEVICE": "cpu"}
-
-
-def _run(args, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=900, env=_env())
-
-
-def _with_cell(notebook: Path, source: str) -> dict:
-    nb = json.loads(notebook.read_text())
-    solution_at = next(i for i, c in enumerate(nb["cells"]) if c.get("metadata", {}).get("nbgrader", {}).get("solution"))
-    nb["cells"].insert(solution_at + 1, {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": source})
-    return nb
-
-
-def _submit(course: Path, student: str, nb: dict) -> Path:
-    path = course / "submitted" / student / ACT / f"{NOTEBOOK}.ipynb"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(nb))
-    return path
-
-
-@pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    course = tmp_path_factory.mktemp("fresh") / "course"
-    (course / "solutions" / ACT).mkdir(parents=True)
-    shutil.copy(ROOT / "solutions" / ACT / f"{NOTEBOOK}.ipynb", course / "solutions" / ACT)
-    shutil.copy(ROOT / "nbgrader_config.py", course)
-    proc = _run([*NBGRADER, "generate_assignment", ACT, "--force"], course)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    release = course / "exercises" / ACT / f"{NOTEBOOK}.ipynb"
-    _submit(course, "replaced", _with_cell(release, REPLACED))
-    _submit(course, "solution", json.loads((course / "solutions" / ACT / f"{NOTEBOOK}.ipynb").read_text()))
-    _submit(course, "fake_module", _with_cell(release, FAKE_MODULE))
-    proc = _run([*NBGRADER, "autograde", ACT, "--force"], course)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return course
+@pytest.fixture
+def course(nbgrader_course) -> Path:
+    return nbgrader_course
 
 
 def _recorded(course: Path, student: str) -> dict:
@@ -112,6 +54,7 @@ def _result(outputs: list) -> str:
     return "".join(result["data"]["text/plain"])
 
 
+@SHARED
 def test_a_replaced_grader_records_zero(course):
     assert _recorded(course, "replaced") == {CORRECTNESS: 0.0, SPEED: 0.0}
     # The replacement did run in the kernel, which nbgrader had told it was autograding...
@@ -123,6 +66,7 @@ def test_a_replaced_grader_records_zero(course):
     assert _result(outputs[CORRECTNESS]) == "0.0"
 
 
+@SHARED
 def test_b_solution_records_full_correctness_and_no_speed_on_a_cpu(course):
     assert _recorded(course, "solution") == {CORRECTNESS: 2.0, SPEED: 0.0}
     outputs = _graded_outputs(course, "solution")
@@ -132,25 +76,28 @@ def test_b_solution_records_full_correctness_and_no_speed_on_a_cpu(course):
         assert "graded outside this notebook" not in _text(out)
 
 
+@SHARED
 def test_c_a_fake_autograder_module_records_zero(course):
     assert _recorded(course, "fake_module") == {CORRECTNESS: 0.0, SPEED: 0.0}
     outputs = _graded_outputs(course, "fake_module")
     assert all(_result(out) == "0.0" for out in outputs.values())
 
 
+@SHARED
 def test_nbgrader_validate_does_not_pass_a_replaced_grader(course):
     submitted = course / "submitted" / "replaced" / ACT / f"{NOTEBOOK}.ipynb"
-    proc = _run([*NBGRADER, "validate", str(submitted)], course)
+    proc = run([*NBGRADER, "validate", str(submitted)], course)
     out = proc.stdout + proc.stderr
     assert "Success" not in out
     assert "VALIDATION FAILED ON 2 CELL(S)" in out, out
 
 
+@SHARED
 def test_autograder_validate_grades_afresh(course):
-    replaced = _run([sys.executable, "-m", "autograder", "validate", str(course / "submitted" / "replaced" / ACT / f"{NOTEBOOK}.ipynb")], course)
+    replaced = run([sys.executable, "-m", "autograder", "validate", str(course / "submitted" / "replaced" / ACT / f"{NOTEBOOK}.ipynb")], course)
     assert replaced.returncode == 1 and "Success" not in replaced.stdout, replaced.stdout + replaced.stderr
     assert "VALIDATION FAILED on 1 of 1 exercises" in replaced.stdout and "NotImplementedError" in replaced.stdout
-    solution = _run([sys.executable, "-m", "autograder", "validate", str(course / "submitted" / "solution" / ACT / f"{NOTEBOOK}.ipynb")], course)
+    solution = run([sys.executable, "-m", "autograder", "validate", str(course / "submitted" / "solution" / ACT / f"{NOTEBOOK}.ipynb")], course)
     assert solution.returncode == 0, solution.stdout + solution.stderr
     assert any(line.startswith("Success!") for line in solution.stdout.splitlines()) and "needs a GPU" in solution.stdout
 

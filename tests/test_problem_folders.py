@@ -3,6 +3,7 @@ and a spec that does not say what the grader needs fails with the file and the k
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 from pathlib import Path
@@ -24,6 +25,22 @@ def test_every_folder_is_a_registered_problem_and_a_package_of_the_wheel():
         assert registry.get(problem.name).title == problem.title
         package = folders._module_name(folder)
         assert package in listed and package.rsplit(".", 1)[0] in listed, f"add {package} to [tool.setuptools] packages in pyproject.toml"
+
+
+def test_the_wheel_leaves_the_submissions_beside_the_problems_out():
+    """A problem's submissions/ (known-wrong and cheating learner files, tests/adversarial/cases.py) is
+    test data: no package of the wheel and matched by no package-data pattern."""
+    setuptools = folders.tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    submissions = sorted(folders.PROBLEMS_ROOT.rglob("submissions/*.py"))
+    assert submissions, "no problem keeps its submissions beside it any more: update this test"
+    for path in submissions:
+        relative = path.relative_to(ROOT)
+        assert ".".join(relative.parent.parts) not in setuptools["packages"], f"{relative.parent} must not be a package"
+        for package, patterns in setuptools["package-data"].items():
+            folder = ROOT.joinpath(*package.split("."))
+            if folder in path.parents:
+                inside = path.relative_to(folder).as_posix()
+                assert not any(fnmatch.fnmatch(inside, pattern) for pattern in patterns), f"package-data of {package} ships {relative}"
 
 
 def test_a_spec_becomes_the_problem_it_describes():

@@ -1,5 +1,6 @@
 """requirements.txt resolves on PyPI alone, as on a clean machine: no local wheels, no pip
-configuration, for the Python running the tests and for the oldest Python the README promises."""
+configuration, for the Python running the tests and for the oldest Python the README promises. Two pip resolutions against PyPI: marked slow, run by
+`make test-all` and CI."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,6 +64,7 @@ def _versions(report: dict) -> dict:
     return {item["metadata"]["name"].lower(): item["metadata"]["version"] for item in report.get("install", [])}
 
 
+@pytest.mark.slow
 def test_requirements_resolve_on_pypi_alone():
     targets = [None, OLDEST_PYTHON]
     with ThreadPoolExecutor(len(targets)) as pool:

@@ -1,20 +1,36 @@
 """The adversarial submissions and the verdicts the grader must give them.
 
-Each file in submissions/ starts with comment lines: ``# expect:`` (one or more verdicts, any of
-which is right), ``# problem:``, ``# devices:`` (cpu, cuda) and optionally ``# entry:``,
-``# timeout:`` and ``# speed_at_most:`` (for a cheat that must earn only its honest speed: the
-speed metric, a copy fraction or a ratio to the library, may not exceed it on a GPU), and
-``# alone: yes`` for one that keeps the GPU busy beyond its own calls (the GPU run grades it with
-nothing else on the GPU, where its load cannot slow other gradings). Each submission is a whole learner file, self-contained on purpose (the grader ships
-one file to its child process), so the honest kernel appears in several of them.
+Two places hold them. A submission about one problem lives beside it, in the problem's folder:
+``autograder/problems/<act>/<problem>/submissions/`` (the problem is the folder's); one about an
+act's problems kept in a module, in ``autograder/problems/<act>/submissions/``. Cheats that attack
+the grader itself whatever the problem (the sandbox, the timer, the process) live in
+``tests/adversarial/submissions/``. The tests find every one of them; none is listed by hand.
+
+Each file starts with comment lines: ``# expect:`` (one or more verdicts, any of which is right),
+``# problem:`` (not in a problem folder, where the folder says it), ``# devices:`` (cpu, cuda) and
+optionally ``# entry:``, ``# timeout:`` and ``# speed_at_most:`` (for a cheat that must earn only
+its honest speed: the speed metric, a copy fraction or a ratio to the library, may not exceed it on
+a GPU), and ``# alone: yes`` for one that keeps the GPU busy beyond its own calls (the GPU run
+grades it with nothing else on the GPU, where its load cannot slow other gradings). Each submission
+is a whole learner file, self-contained on purpose (the grader ships one file to its child
+process), so the honest kernel appears in several of them.
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+from autograder.problems.folders import PROBLEMS_ROOT, SPEC
+
 SUBMISSIONS = Path(__file__).parent / "submissions"
+FOLDER = "submissions"
 
 
 @dataclass
@@ -30,11 +46,20 @@ class Case:
 
     @property
     def name(self) -> str:
-        return self.path.stem
+        """The file's stem for a cross-cutting cheat; ``<problem>/<stem>`` for one beside its problem."""
+        if self.path.parent == SUBMISSIONS:
+            return self.path.stem
+        return f"{self.problem}/{self.path.stem}"
 
     @property
     def source(self) -> str:
         return self.path.read_text()
+
+
+def _folder_problem(path: Path) -> str | None:
+    """The problem whose folder holds ``path`` (in its submissions/), None outside a problem folder."""
+    spec = path.parent.parent / SPEC
+    return tomllib.loads(spec.read_text())["name"] if spec.is_file() else None
 
 
 def _parse(path: Path) -> Case:
@@ -44,7 +69,12 @@ def _parse(path: Path) -> Case:
             break
         key, _, value = line[2:].partition(":")
         fields[key.strip()] = value.strip()
-    problem = fields["problem"]
+    folder_problem = _folder_problem(path)
+    if folder_problem and fields.get("problem", folder_problem) != folder_problem:
+        raise ValueError(f"{path}: '# problem: {fields['problem']}' in the folder of {folder_problem}; move it to its own problem's folder")
+    problem = folder_problem or fields.get("problem")
+    if problem is None:
+        raise ValueError(f"{path}: outside a problem folder a submission says its problem in a '# problem:' line")
     expect = tuple(v.replace("_", " ") for v in fields["expect"].replace("COMPILE ERROR", "COMPILE_ERROR").split())
     return Case(
         path=path,
@@ -58,7 +88,13 @@ def _parse(path: Path) -> Case:
     )
 
 
+def submission_files() -> list[Path]:
+    """Every submission: the cross-cutting cheats, then those kept with an act or a problem."""
+    beside_problems = sorted(PROBLEMS_ROOT.glob(f"*/{FOLDER}/*.py")) + sorted(PROBLEMS_ROOT.glob(f"*/*/{FOLDER}/*.py"))
+    return sorted(SUBMISSIONS.glob("*.py")) + beside_problems
+
+
 def cases(device: str, alone: bool | None = None) -> list[Case]:
     """The cases for ``device``; ``alone`` picks those graded with the GPU to themselves (True) or
     the others (False)."""
-    return [c for c in map(_parse, sorted(SUBMISSIONS.glob("*.py"))) if device in c.devices and alone in (None, c.alone)]
+    return [c for c in map(_parse, submission_files()) if device in c.devices and alone in (None, c.alone)]

@@ -11,7 +11,7 @@ import pytest
 
 from autograder import grading, registry
 
-from .cases import cases
+from .cases import cases, submission_files
 
 
 def _grade(case, device, notebook_folder: str | None = None):
@@ -41,9 +41,36 @@ def _explain(result) -> str:
     return f"{result['status']}: {result.get('message')}\n{cases}\n{result.get('traceback', '')}\n{(result.get('output') or '')[-1500:]}"
 
 
-@pytest.mark.parametrize("case", cases("cpu"), ids=lambda c: c.name)
+def test_every_submission_names_a_problem_a_device_and_a_function_it_defines():
+    """Checked here for the GPU-only ones too, which the CPU run never grades."""
+    found = {c.path: c for c in cases("cpu") + cases("cuda")}
+    assert len(found) == len(submission_files())
+    for case in found.values():
+        registry.get(case.problem)
+        assert case.devices and set(case.devices) <= {"cpu", "cuda"}, case.path
+        assert case.expect, case.path
+        assert f"def {case.entry}(" in case.source or case.name == "misspelled_function", f"{case.path} defines no {case.entry}"
+
+
+# Cases whose CPU grading a second test reads (test_flooded_output_is_truncated,
+# test_no_process_outlives_its_grading): one grading serves both, on one pytest-xdist worker.
+READ_AGAIN = ("floods_output", "leaves_a_process")
+_CPU_RESULTS: dict = {}
+
+
+def _cpu_result(case) -> dict:
+    if case.path not in _CPU_RESULTS:
+        _CPU_RESULTS[case.path] = _grade(case, "cpu")
+    return _CPU_RESULTS[case.path]
+
+
+def _cpu_cases() -> list:
+    return [pytest.param(c, id=c.name, marks=[pytest.mark.xdist_group(c.name)] if c.name in READ_AGAIN else []) for c in cases("cpu")]
+
+
+@pytest.mark.parametrize("case", _cpu_cases())
 def test_verdict_on_cpu(case):
-    result = _grade(case, "cpu")
+    result = _cpu_result(case)
     assert result["status"] in case.expect, _explain(result)
     if "PASS" not in case.expect:
         assert result["points"] == 0
@@ -74,8 +101,9 @@ def test_alone_verdict_on_gpu(case):
     _check_gpu_verdict(case)
 
 
+@pytest.mark.xdist_group("floods_output")
 def test_flooded_output_is_truncated():
-    result = _grade(_case("floods_output"), "cpu")
+    result = _cpu_result(_case("floods_output"))
     assert result["status"] == "PASS"
     assert len(result["output"]) < 10_000
     assert "bytes of output left out" in result["output"]
@@ -92,8 +120,9 @@ def test_crash_does_not_cost_the_next_exercise():
     assert len(result["speed"]) == len(registry.get("act0.saxpy").bench_sizes)
 
 
+@pytest.mark.xdist_group("leaves_a_process")
 def test_no_process_outlives_its_grading():
-    assert _grade(_case("leaves_a_process"), "cpu")["status"] == "PASS"
+    assert _cpu_result(_case("leaves_a_process"))["status"] == "PASS"
     left = subprocess.run(["pgrep", "-f", "sleep 987654"], capture_output=True, text=True)
     assert left.stdout.strip() == "", f"processes left behind: {left.stdout}"
 
