@@ -81,16 +81,15 @@ class Grading:
 
     # -- the whole grading ----------------------------------------------------------------------------
     def run(self) -> dict:
-        from . import problem as problem_mod
         from .session import WorkerGone
 
-        kind = "exact" if problem_mod.is_exact(self.problem) else "measured" if problem_mod.is_measured(self.problem) else "kernel"
+        kind = self.problem.kind
         timed = bool(self.job.get("timed")) and kind == "kernel"
         from . import honesty
 
         self.own_kernels = honesty.own_kernel_names(self.source)
         try:
-            if self.device == "cuda" and kind != "exact":
+            if self.device == "cuda" and kind in ("kernel", "measured"):
                 from . import ceilings
 
                 self.result["ceilings"] = ceilings.measure_for(getattr(self.problem, "compute_dtype", "float32"))
@@ -112,6 +111,10 @@ class Grading:
                 answers.grade_exact(self)
             elif kind == "measured":
                 answers.grade_measured(self)
+            elif kind == "compiled":
+                from . import compiled
+
+                compiled.grade(self)
             else:
                 self._kernel(timed)
         except WorkerGone as gone:

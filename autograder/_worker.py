@@ -33,6 +33,7 @@ class Worker:
         self.flags = None
         self.kept: list = []
         self.ops = None
+        self.harness = None
         self.pid = os.getpid()
 
     def reply(self, header: dict, payload: bytes = b"") -> None:
@@ -101,6 +102,11 @@ class Worker:
                 from . import registry
 
                 self.ops = registry.get(self.setup["problem"]).make_ops(self.device)
+            if self.setup.get("kind") == "compiled":
+                # The harness, with its own references to torch.compile and Dynamo's counters.
+                from . import compiled
+
+                self.harness = compiled.run_stream
             learner_code.refuse_grader_imports()
             facts["ptrace_dropped"] = osguard.drop_ptrace()
             facts["sandbox"] = osguard.confine(self.setup["writable"])
@@ -235,9 +241,13 @@ class Worker:
         except jsonable.NotPlainData as exc:
             return {"wrong_type": f"your function returned {exc}"}
 
+    def stream(self, request: dict, payload: bytes) -> tuple[dict, bytes]:
+        """A compiled exercise: the grader's harness runs the learner's functions over a stream."""
+        return self.harness(self.module, self.setup["entry"], request["bucket"], payload, self.device, lambda exc: learner_code.error(exc, self.setup.get("module")))
+
     def _measured_arguments(self, index: int, scalars: dict) -> dict:
         op = self.ops[index]
-        available = {"op": op.call, "op_doubled": op.doubled, **scalars}
+        available = {"op": op.call, "step": op.call, "op_doubled": op.doubled, **scalars}
         return {name: available[name] for name in self.arguments}
 
     def watch_kernels(self, request: dict) -> dict:
@@ -259,6 +269,7 @@ class Worker:
             "call": lambda r, p: self.call(r),
             "answer": lambda r, p: (self.answer(r, p), b""),
             "watch": lambda r, p: (self.watch_kernels(r), b""),
+            "stream": self.stream,
             "flags": lambda r, p: (self._open_flags(r), b""),
         }
         while True:

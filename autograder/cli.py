@@ -47,6 +47,8 @@ def doctor(args) -> int:
             how = f"exact answers, fully graded here ({p.max_points:g} point{'' if p.max_points == 1 else 's'})"
         elif problem_mod.is_measured(p):
             how = "your timings against the grader's own" if device == "cuda" else "needs a GPU (measures this GPU)"
+        elif p.kind == "compiled":
+            how = f"graph breaks, compiles and padding under torch.compile, fully graded here ({p.max_points:g} points)"
         elif device == "cuda":
             how = f"correctness + speed ({p.speed_scale.describe()})"
         elif p.needs_gpu:

@@ -50,7 +50,7 @@ def check_cases(problem, fn: Callable, seed: int) -> list[dict]:
     results = []
     for case in problem.make_cases(seed):
         expected = problem.reference(**copy.deepcopy(case))
-        shown = ", ".join(f"{k}={v!r}" for k, v in case.items())
+        shown = describe(problem, case)
         try:
             got = fn(**copy.deepcopy(case))
         except Exception as exc:  # noqa: BLE001 -- the learner's exception is this case's verdict
@@ -59,3 +59,9 @@ def check_cases(problem, fn: Callable, seed: int) -> list[dict]:
         problem_found = mismatch(got, expected, problem.rel_tol)
         results.append({"size": shown, "passed": problem_found is None, "message": problem_found or ""})
     return results
+
+
+def describe(problem, case: dict) -> str:
+    """How the report names a case: the problem's own words for large inputs (a whole trace), else its arguments."""
+    custom = getattr(problem, "describe_case", None)
+    return custom(case) if custom is not None else ", ".join(f"{k}={v!r}" for k, v in case.items())

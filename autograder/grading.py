@@ -48,8 +48,7 @@ def grade_source(problem, code: str, entry: str, device: str | None = None, spee
     if problem.needs_gpu and device != "cuda":
         return verdict.score(problem, verdict.needs_gpu_result(problem), device)
     timed = speed and device == "cuda" and problem_mod.has_speed_grade(problem)
-    kind = "exact" if problem_mod.is_exact(problem) else "measured" if problem_mod.is_measured(problem) else "kernel"
-    result = sandbox.run(problem.name, problem.language, kind, code, entry, device, timed, timeout=timeout)
+    result = sandbox.run(problem.name, problem.language, problem.kind, code, entry, device, timed, timeout=timeout)
     if "points" not in result:
         result = verdict.score(problem, result, device)
     return result
@@ -61,7 +60,7 @@ def grade_function(problem_name: str, fn: Callable, device: str | None = None, s
     if problem.needs_gpu and device != "cuda":
         return verdict.score(problem, verdict.needs_gpu_result(problem), device)
     try:
-        code, entry = source.for_function(fn)
+        code, entry = source.for_function(fn, getattr(problem, "also_needs", ()))
     except source.SourceError as exc:
         return verdict.score(problem, {"problem": problem.name, "status": "ERROR", "message": str(exc)}, device)
     key = (problem.name, device, speed, entry, hashlib.sha256(code.encode()).hexdigest())

@@ -203,6 +203,7 @@ class ExactProblem:
     language: str = "python"
     speed_points: float = 0.0
     notes: dict = field(default_factory=dict)
+    describe_case: Callable[[dict], str] | None = None
     kind: ClassVar[str] = "exact"
 
     @property
@@ -215,9 +216,10 @@ class ExactProblem:
 
 
 # Every problem class says which of these it is: a kernel timed against a library ("kernel"), a
-# Python answer checked exactly ("exact"), or one checked against the grader's own measurement
-# on this GPU ("measured", autograder.measured).
-KINDS = ("kernel", "exact", "measured")
+# Python answer checked exactly ("exact"), one checked against the grader's own measurement
+# on this GPU ("measured", autograder.measured), or code judged on what torch.compile did with it
+# ("compiled", autograder.compiled).
+KINDS = ("kernel", "exact", "measured", "compiled")
 
 
 def is_exact(problem) -> bool:
@@ -230,4 +232,4 @@ def is_measured(problem) -> bool:
 
 
 def has_speed_grade(problem) -> bool:
-    return not is_exact(problem) and not is_measured(problem)
+    return problem.kind == "kernel"
