@@ -115,6 +115,10 @@ class Grading:
                 from . import compiled
 
                 compiled.grade(self)
+            elif kind == "graphed":
+                from . import graphs
+
+                graphs.grade(self)
             else:
                 self._kernel(timed)
         except WorkerGone as gone:

@@ -107,6 +107,10 @@ class Worker:
                 from . import compiled
 
                 self.harness = compiled.run_stream
+            if self.setup.get("kind") == "graphed":
+                from . import graphs, registry
+
+                self.harness = graphs.Harness(registry.get(self.setup["problem"]))
             learner_code.refuse_grader_imports()
             facts["ptrace_dropped"] = osguard.drop_ptrace()
             facts["sandbox"] = osguard.confine(self.setup["writable"])
@@ -241,9 +245,9 @@ class Worker:
         except jsonable.NotPlainData as exc:
             return {"wrong_type": f"your function returned {exc}"}
 
-    def stream(self, request: dict, payload: bytes) -> tuple[dict, bytes]:
-        """A compiled exercise: the grader's harness runs the learner's functions over a stream."""
-        return self.harness(self.module, self.setup["entry"], request["bucket"], payload, self.device, lambda exc: learner_code.error(exc, self.setup.get("module")))
+    def run_harness(self, request: dict, payload: bytes) -> tuple[dict, bytes]:
+        """A compiled or graphed exercise: the grader's harness calls the learner's functions."""
+        return self.harness(self.module, self.setup["entry"], request, payload, self.device, lambda exc: learner_code.error(exc, self.setup.get("module")))
 
     def _measured_arguments(self, index: int, scalars: dict) -> dict:
         op = self.ops[index]
@@ -269,7 +273,7 @@ class Worker:
             "call": lambda r, p: self.call(r),
             "answer": lambda r, p: (self.answer(r, p), b""),
             "watch": lambda r, p: (self.watch_kernels(r), b""),
-            "stream": self.stream,
+            "harness": self.run_harness,
             "flags": lambda r, p: (self._open_flags(r), b""),
         }
         while True:

@@ -47,6 +47,8 @@ def doctor(args) -> int:
             how = f"exact answers, fully graded here ({p.max_points:g} point{'' if p.max_points == 1 else 's'})"
         elif problem_mod.is_measured(p):
             how = "your timings against the grader's own" if device == "cuda" else "needs a GPU (measures this GPU)"
+        elif p.kind == "graphed":
+            how = "your CUDA-graph wrapper against the eager step, timed here" if device == "cuda" else "needs a GPU (CUDA graphs)"
         elif p.kind == "compiled":
             how = f"graph breaks, compiles and padding under torch.compile, fully graded here ({p.max_points:g} points)"
         elif device == "cuda":

@@ -79,9 +79,10 @@ class CompiledProblem:
 # --- In the worker: the grader's harness around the learner's two functions -----------------------
 
 
-def run_stream(module, entry: str, bucket_name: str, payload: bytes, device: str, error) -> tuple[dict, bytes]:
+def run_stream(module, entry: str, request: dict, payload: bytes, device: str, error) -> tuple[dict, bytes]:
     """Every input of the stream, padded to its bucket, through the compiled block. ``error`` turns
     the learner's exception into the judge's description of it."""
+    bucket_name = request["bucket"]
     block, bucket = getattr(module, entry, None), getattr(module, bucket_name, None)
     if not callable(bucket):
         return {"missing": f"no function named {bucket_name!r} was found in your code"}, b""
@@ -131,7 +132,7 @@ def grade(g) -> None:
     problem = g.problem
     stream = problem.make_stream(secrets.randbits(62))
     payload = pickle.dumps({"xs": stream["xs"], "weight": stream["weight"]})
-    header, data = g.learner.ask({"op": "stream", "bucket": problem.bucket_function}, payload, timeout=g.remaining())
+    header, data = g.learner.ask({"op": "harness", "bucket": problem.bucket_function}, payload, timeout=g.remaining())
     g.learner.end()
     g.stage("stream compiled and run")
     failure = _failure(header)

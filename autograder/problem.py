@@ -217,9 +217,10 @@ class ExactProblem:
 
 # Every problem class says which of these it is: a kernel timed against a library ("kernel"), a
 # Python answer checked exactly ("exact"), one checked against the grader's own measurement
-# on this GPU ("measured", autograder.measured), or code judged on what torch.compile did with it
-# ("compiled", autograder.compiled).
-KINDS = ("kernel", "exact", "measured", "compiled")
+# on this GPU ("measured", autograder.measured), code judged on what torch.compile did with it
+# ("compiled", autograder.compiled), or a wrapper around the grader's step timed against it
+# ("graphed", autograder.graphs).
+KINDS = ("kernel", "exact", "measured", "compiled", "graphed")
 
 
 def is_exact(problem) -> bool:

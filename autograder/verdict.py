@@ -75,9 +75,13 @@ def score(problem, result: dict, device: str) -> dict:
     correct_points = speed_points = 0.0
     result["speed_note"] = ""
     if not problem_mod.has_speed_grade(problem):
-        result["correctness_points"] = problem.correctness_points if result["status"] == "PASS" else 0.0
-        result["speed_points"] = 0.0
-        result["points"] = result["correctness_points"]
+        # A judge that timed the learner's wrapper itself (autograder.graphs) says what share of the speed points it earned.
+        passed = result["status"] == "PASS"
+        result["correctness_points"] = problem.correctness_points if passed else 0.0
+        earned = result.get("speed_fraction") if passed and device == "cuda" else None
+        result["speed_points"] = round(problem.speed_points * earned, 2) if earned is not None else 0.0
+        result["speed_note"] = result.get("speed_note_text", "")
+        result["points"] = round(result["correctness_points"] + result["speed_points"], 2)
         return result
     if result["status"] == "PASS":
         correct_points = problem.correctness_points

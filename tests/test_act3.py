@@ -227,7 +227,7 @@ def test_the_harness_compiles_with_dynamo_and_reports_its_counters():
     stream = {"xs": [x for x in _stream()["xs"][:6]], "weight": _stream()["weight"]}
     block = _solution("compile_stream")["attention_block"]
     module = types.SimpleNamespace(attention_block=block, bucket_length=lambda n: 64 if n <= 64 else 512)
-    header, data = compiled.run_stream(module, "attention_block", "bucket_length", pickle.dumps(stream), "cpu", lambda exc: {"type": type(exc).__name__, "message": str(exc)})
+    header, data = compiled.run_stream(module, "attention_block", {"bucket": "bucket_length"}, pickle.dumps(stream), "cpu", lambda exc: {"type": type(exc).__name__, "message": str(exc)})
     assert "stream" in header, header
     facts = header["stream"]
     assert facts["graph_breaks"] == 0 and facts["unique_graphs"] == len(set(facts["padded"]))
@@ -239,10 +239,10 @@ def test_the_harness_compiles_with_dynamo_and_reports_its_counters():
         return block(x, mask, weight)
 
     module.attention_block = with_item
-    header, _ = compiled.run_stream(module, "attention_block", "bucket_length", pickle.dumps(stream), "cpu", lambda exc: {"type": type(exc).__name__, "message": str(exc)})
+    header, _ = compiled.run_stream(module, "attention_block", {"bucket": "bucket_length"}, pickle.dumps(stream), "cpu", lambda exc: {"type": type(exc).__name__, "message": str(exc)})
     assert "compile_error" in header and "item" in header["compile_error"]["message"].lower()
     module.bucket_length = lambda n: n - 1
-    header, _ = compiled.run_stream(module, "attention_block", "bucket_length", pickle.dumps(stream), "cpu", str)
+    header, _ = compiled.run_stream(module, "attention_block", {"bucket": "bucket_length"}, pickle.dumps(stream), "cpu", str)
     assert "bad_bucket" in header
     assert torch.compile is compiled._COMPILE
 
@@ -253,3 +253,69 @@ def test_the_solution_notebook_is_graded_in_full_on_a_cpu():
     results = {r["problem"]: r for r in notebooks.grade_notebook(ROOT / "solutions" / "act3-profiling" / "compile_stream.ipynb", "cpu", speed=False)}
     assert results["act3.compile_stream"]["status"] == "PASS", results
     assert results["act3.compile_stream"]["points"] == COMPILE.max_points
+
+
+# --- 3.4: a CUDA graph for a launch-bound loop (the judge's logic, run on a CPU step) ---------------
+
+
+def _graph_grading(make_graphed) -> dict:
+    """graphs.grade with the worker's harness called in this process, on the CPU: every check but
+    the capture itself, which needs a GPU (the GPU run grades the solution notebook and the
+    adversarial submissions on one)."""
+    from autograder import _judge, graphs
+
+    problem = dataclasses.replace(registry.get("act3.cuda_graph"), timed_calls=20)
+    harness = graphs.Harness(problem)
+    module = types.SimpleNamespace(make_graphed=make_graphed)
+
+    def ask(request, payload=b"", timeout=None):
+        assert request["op"] == "harness"
+        return harness(module, "make_graphed", request, payload, "cpu", lambda exc: {"type": type(exc).__name__, "message": str(exc)})
+
+    grading_ = types.SimpleNamespace(
+        device="cpu", problem=problem, stopped=False, result={"status": "ERROR", "message": "", "cases": []},
+        learner=types.SimpleNamespace(ask=ask, end=lambda: None), remaining=lambda: 60.0, stage=lambda name: None,
+    )
+    grading_.fail_hard = lambda status, message, traceback=None: _judge.Grading.fail_hard(grading_, status, message, traceback)
+    grading_.pass_if_all = lambda good, bad: _judge.Grading.pass_if_all(grading_, good, bad)
+    graphs.grade(grading_)
+    return grading_.result
+
+
+def test_a_wrapper_that_computes_the_step_passes_and_is_timed_against_eager():
+    result = _graph_grading(lambda step, example: step)
+    assert result["status"] == "PASS", result
+    assert len(result["cases"]) == 2 and result["graph"]["ratio"] > 0
+    assert "us per step replayed" in result["speed_note_text"]
+
+
+def test_a_replay_of_the_captured_input_fails():
+    def cached(step, example):
+        out = step(example)
+        return lambda x: out
+
+    result = _graph_grading(cached)
+    assert result["status"] == "FAIL" and "new input" in result["cases"][0]["message"]
+
+
+def test_a_failed_capture_is_explained_and_a_non_function_refused():
+    def illegal(step, example):
+        raise RuntimeError("CUDA error: operation not permitted when stream is capturing")
+
+    result = _graph_grading(illegal)
+    assert result["status"] == "FAIL" and "the capture failed" in result["message"] and "synchronised with the CPU" in result["message"]
+    result = _graph_grading(lambda step, example: 3)
+    assert result["status"] == "FAIL" and "must return a function" in result["message"]
+
+
+def test_the_speed_points_follow_the_judges_ratio_on_a_gpu_only():
+    from autograder import verdict
+
+    problem = registry.get("act3.cuda_graph")
+    assert problem.speed_fraction(1.0) == 0 and problem.speed_fraction(1.5) == 0.5 and problem.speed_fraction(3.0) == 1
+    graded = verdict.score(problem, {"status": "PASS", "speed_fraction": 0.5, "speed_note_text": "1.5x"}, "cuda")
+    assert graded["points"] == 3.0 and graded["speed_note"] == "1.5x"
+    assert verdict.score(problem, {"status": "PASS", "speed_fraction": 1.0}, "cpu")["points"] == 2.0
+    assert verdict.score(problem, {"status": "FAIL", "speed_fraction": 1.0}, "cuda")["points"] == 0.0
+    result = grading.grade_source(problem, "def make_graphed(step, example):\n    return step\n", "make_graphed", device="cpu")
+    assert result["status"] == "NEEDS GPU" and result["points"] == 0
