@@ -80,6 +80,19 @@ def summarize_trace(trace: dict, top: int) -> dict:
     return {"top_kernels": [[name, total] for name, total in ranked], "idle_share": idle, "regime": regime}
 
 
+def regimes_within(summary: dict, idle_margin: float, share_margin: float) -> set[str]:
+    """The regimes a second profile of the same step may name: the rule's own, and the one across a
+    threshold that this profile is within a margin of (two runs of one step differ by that much)."""
+    idle, share = summary["idle_share"], summary["matmul_share"]
+    busy = "compute" if share >= MATMUL_COMPUTE else "memory"
+    regimes = {summary["regime"]}
+    if abs(idle - IDLE_OVERHEAD) <= idle_margin:
+        regimes |= {"overhead", busy}
+    if idle < IDLE_OVERHEAD + idle_margin and abs(share - MATMUL_COMPUTE) <= share_margin:
+        regimes |= {"compute", "memory"}
+    return regimes
+
+
 def profile_step(step, top: int) -> dict:
     """The grader's own profile of ``step`` on this GPU: one warm-up call, then one profiled call
     inside a "step" range, synchronised, summarised by the same rule."""
@@ -99,4 +112,7 @@ def profile_step(step, top: int) -> dict:
             trace = json.load(f)
     summary = summarize_trace(trace, top=len(trace["traceEvents"]))
     summary["all_kernels"] = dict(summary.pop("top_kernels"))
+    kernel_time = sum(summary["all_kernels"].values())
+    matmul_time = sum(t for name, t in summary["all_kernels"].items() if MATMUL_KERNEL.search(name))
+    summary["matmul_share"] = matmul_time / kernel_time if kernel_time else 0.0
     return summary

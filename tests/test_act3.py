@@ -110,7 +110,7 @@ def test_the_solution_agrees_and_plausible_mistakes_do_not():
 
 
 def _evidence() -> dict:
-    return {"all_kernels": {GEMM: 900.0, ADD: 300.0, "reduce_kernel": 100.0, "copy_kernel": 90.0}, "idle_share": 0.08, "regime": "compute"}
+    return {"all_kernels": {GEMM: 900.0, ADD: 300.0, "reduce_kernel": 100.0, "copy_kernel": 90.0}, "idle_share": 0.08, "regime": "compute", "matmul_share": 900 / 1390}
 
 
 def _answer(**changes) -> dict:
@@ -136,6 +136,15 @@ def _answer(**changes) -> dict:
 def test_a_profile_reading_is_judged_against_the_graders_own(answer, passes, says):
     passed, message = profiling.judge_profile(answer, None, 0.0, 0.0, _evidence())
     assert passed is passes and says in message, message
+
+
+def test_near_a_threshold_either_side_is_accepted_and_far_from_it_only_one():
+    near_idle = {"idle_share": 0.54, "matmul_share": 0.9, "regime": "overhead"}
+    assert traces.regimes_within(near_idle, 0.075, 0.1) == {"overhead", "compute"}
+    near_share = {"idle_share": 0.1, "matmul_share": 0.45, "regime": "memory"}
+    assert traces.regimes_within(near_share, 0.075, 0.1) == {"memory", "compute"}
+    assert traces.regimes_within({"idle_share": 0.8, "matmul_share": 0.45, "regime": "overhead"}, 0.075, 0.1) == {"overhead"}
+    assert traces.regimes_within({"idle_share": 0.05, "matmul_share": 0.95, "regime": "compute"}, 0.075, 0.1) == {"compute"}
 
 
 def test_the_measured_path_hands_the_step_over_and_judges_with_the_graders_evidence():
