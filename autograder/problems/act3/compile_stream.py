@@ -1,9 +1,10 @@
 """Act 3, exercise 3.3: compile without recompiling.
 
 A small attention block meets a stream of sequences whose lengths vary from 1 to 512. Compiled as
-given it breaks its graph three times; compiled shape by shape it would recompile for nearly every
-request. The learner removes the breaks and writes a bucketing policy; the hidden stream must then
-cost at most MAX_COMPILES compiles and at most MAX_PADDING_WASTE extra tokens (autograder.compiled).
+given it breaks its graph (.item() feeding a branch, a print); compiled shape by shape it would
+recompile for nearly every request. The learner removes the breaks and writes a bucketing policy;
+the hidden stream must then cost at most MAX_COMPILES compiles and at most MAX_PADDING_WASTE extra
+tokens (autograder.compiled).
 """
 
 from __future__ import annotations
