@@ -120,6 +120,14 @@ class Grading:
                 answers.grade_traces(self)
             elif kind == "interactive":
                 answers.grade_interactive(self)
+            elif kind == "compiled":
+                from . import compiled
+
+                compiled.grade(self)
+            elif kind == "graphed":
+                from . import graphs
+
+                graphs.grade(self)
             else:
                 self._kernel(timed)
         except WorkerGone as gone:

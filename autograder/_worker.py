@@ -35,6 +35,7 @@ class Worker(TimedCalls):
         self.kept: list = []
         self.ops = None
         self.object = None
+        self.harness = None
         self.pid = os.getpid()
 
     def reply(self, header: dict, payload: bytes = b"") -> None:
@@ -111,6 +112,15 @@ class Worker(TimedCalls):
                 from . import registry
 
                 self.ops = registry.get(self.setup["problem"]).make_ops(self.device)
+            if self.setup.get("kind") == "compiled":
+                # The harness, with its own references to torch.compile and Dynamo's counters.
+                from . import compiled
+
+                self.harness = compiled.run_stream
+            if self.setup.get("kind") == "graphed":
+                from . import graphs, registry
+
+                self.harness = graphs.Harness(registry.get(self.setup["problem"]))
             learner_code.refuse_grader_imports()
             facts["ptrace_dropped"] = osguard.drop_ptrace()
             facts["sandbox"] = osguard.confine(self.setup["writable"])
@@ -243,9 +253,13 @@ class Worker(TimedCalls):
                 return {"answers": answers, "at": index, "wrong_type": f"returned {exc}"}
         return {"answers": answers}
 
+    def run_harness(self, request: dict, payload: bytes) -> tuple[dict, bytes]:
+        """A compiled or graphed exercise: the grader's harness calls the learner's functions."""
+        return self.harness(self.module, self.setup["entry"], request, payload, self.device, lambda exc: learner_code.error(exc, self.setup.get("module")))
+
     def _measured_arguments(self, index: int, scalars: dict) -> dict:
         op = self.ops[index]
-        available = {"op": op.call, "op_doubled": op.doubled, **scalars}
+        available = {"op": op.call, "step": op.call, "op_doubled": op.doubled, **scalars}
         return {name: available[name] for name in self.arguments}
 
     def watch_kernels(self, request: dict) -> dict:
@@ -268,6 +282,7 @@ class Worker(TimedCalls):
             "answer": self.answer,
             "script": lambda r, p: (self.script(r), b""),
             "watch": lambda r, p: (self.watch_kernels(r), b""),
+            "harness": self.run_harness,
             "flags": lambda r, p: (self._open_flags(r), b""),
             # One rank of a distributed exercise (autograder.ranks, judged by autograder.distributed).
             "rank_call": lambda r, p: self._ranks().call(self, r, p),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pickle
 import secrets
 
-from . import ceilings, exact, jsonable, measured
+from . import ceilings, exact, jsonable
 from .result import CaseResult
 
 
@@ -129,14 +129,15 @@ def grade_measured(g) -> None:
     answers = []
     for index, op in enumerate(ops):
         scalars = {"flops": op.flops, "bytes_moved": op.bytes_moved, "peak_flops": ceilings.compute_peak(entry, op.dtype), "bandwidth": bandwidth}
+        scalars = {name: value for name, value in scalars.items() if name in g.problem.arguments}
         header, _ = g.learner.ask({"op": "answer", "measured_op": index}, pickle.dumps(scalars), timeout=g.remaining())
         answers.append(header)
     # The learner's process is gone before the judge measures the same operations itself.
     g.learner.end()
     for op, header in zip(ops, answers, strict=True):
         peak = ceilings.compute_peak(entry, op.dtype)
-        seconds = {"once": measured.reference_seconds(op.call, g.device), "doubled": measured.reference_seconds(op.doubled, g.device) if op.doubled else None}
-        g.result.cases.append(answer_case(header, op.name, lambda got, op=op, peak=peak, seconds=seconds: measured_mismatch(g.problem, got, op, peak, bandwidth, seconds)))
+        evidence = g.problem.evidence(op, g.device)
+        g.result.cases.append(answer_case(header, op.name, lambda got, op=op, peak=peak, evidence=evidence: measured_mismatch(g.problem, got, op, peak, bandwidth, evidence)))
     g.pass_if_all("your measurements agree with the grader's", "some of your measurements disagree with the grader's")
 
 
@@ -156,6 +157,6 @@ def answer_case(header: dict, shown: str, mismatch, payload: bytes = b"") -> Cas
     return CaseResult(shown, found is None, found or "")
 
 
-def measured_mismatch(problem, got, op, peak, bandwidth, seconds):
-    passed, message = problem.judge(got, op, peak, bandwidth, seconds)
+def measured_mismatch(problem, got, op, peak, bandwidth, evidence):
+    passed, message = problem.judge(got, op, peak, bandwidth, evidence)
     return None if passed else (message or "does not agree with the grader's measurement")

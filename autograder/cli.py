@@ -57,6 +57,10 @@ def doctor(args) -> int:
             how = f"your class driven by the grader, fully graded here ({p.max_points:g} points)"
         elif problem_mod.is_measured(p):
             how = "your timings against the grader's own" if device == "cuda" else "needs a GPU (measures this GPU)"
+        elif p.kind == "graphed":
+            how = "your CUDA-graph wrapper against the eager step, timed here" if device == "cuda" else "needs a GPU (CUDA graphs)"
+        elif p.kind == "compiled":
+            how = f"graph breaks, compiles and padding under torch.compile, fully graded here ({p.max_points:g} points)"
         elif device == "cuda":
             how = f"correctness + speed ({p.speed_scale.describe()})"
         elif p.needs_gpu:

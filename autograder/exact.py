@@ -85,3 +85,9 @@ def check_cases(problem, fn: Callable, seed: int) -> list[dict]:
         problem_found = judge(problem, got, expected, case)
         results.append({"size": shown, "passed": problem_found is None, "message": problem_found or ""})
     return results
+
+
+def describe(problem, case: dict) -> str:
+    """How the report names a case: the problem's own words for large inputs (a whole trace), else its arguments."""
+    custom = getattr(problem, "describe_case", None)
+    return custom(case) if custom is not None else ", ".join(f"{k}={v!r}" for k, v in case.items())

@@ -88,7 +88,7 @@ def grade_function(problem_name: str, fn: Callable, device: str | None = None, s
     if problem.needs_gpu and device != "cuda":
         return verdict.score(problem, verdict.needs_gpu_result(problem), device)
     try:
-        code, entry = source.for_function(fn)
+        code, entry = source.for_function(fn, getattr(problem, "also_needs", ()))
     except source.SourceError as exc:
         return verdict.score(problem, {"problem": problem.name, "status": "ERROR", "message": str(exc)}, device)
     key = (problem.name, device, speed, entry, hashlib.sha256(code.encode()).hexdigest())

@@ -40,9 +40,10 @@ class MeasuredOp:
 
 @dataclass
 class MeasuredProblem:
-    """make_ops(device) -> the operations to measure. judge(fn, op, peak, bandwidth, seconds) ->
-    (passed, message, details) compares the learner's function on ``op`` with the grader's own
-    measurement ``seconds`` = {"once": s, "doubled": s or None}."""
+    """make_ops(device) -> the operations to measure. judge(got, op, peak, bandwidth, evidence) ->
+    (passed, message) compares the learner's answer on ``op`` with the grader's own measurement:
+    ``measure(op, device)`` when the problem has one (a profile, say), otherwise its times
+    ``{"once": s, "doubled": s or None}``."""
 
     name: str
     title: str
@@ -55,6 +56,8 @@ class MeasuredProblem:
     language: str = "python"
     speed_points: float = 0.0
     notes: dict = field(default_factory=dict)
+    measure: Callable[[MeasuredOp, str], Any] | None = None
+    needs_gpu_reason: str = "times operations on an NVIDIA GPU and compares your numbers with the grader's own measurement of that GPU"
     kind: ClassVar[str] = "measured"
 
     @property
@@ -65,9 +68,11 @@ class MeasuredProblem:
     def needs_gpu(self) -> bool:
         return True
 
-    @property
-    def needs_gpu_reason(self) -> str:
-        return "times operations on an NVIDIA GPU and compares your numbers with the grader's own measurement of that GPU"
+    def evidence(self, op: MeasuredOp, device: str):
+        """The grader's own measurement of ``op``, made where the learner's code does not run."""
+        if self.measure is not None:
+            return self.measure(op, device)
+        return {"once": reference_seconds(op.call, device), "doubled": reference_seconds(op.doubled, device) if op.doubled else None}
 
 
 def reference_seconds(call: Callable[[], Any], device: str) -> float:
@@ -106,14 +111,13 @@ def check(problem, fn: Callable, device: str, entry: dict) -> list[dict]:
         except Exception as exc:  # noqa: BLE001 -- the learner's exception is this operation's verdict
             results.append({"size": op.name, "passed": False, "message": f"raised {type(exc).__name__}: {str(exc)[:300]}"})
             continue
-        seconds = {"once": reference_seconds(op.call, device), "doubled": reference_seconds(op.doubled, device) if op.doubled else None}
-        passed, message = problem.judge(copy.deepcopy(got), op, peak, bandwidth, seconds)
+        passed, message = problem.judge(copy.deepcopy(got), op, peak, bandwidth, problem.evidence(op, device))
         results.append({"size": op.name, "passed": passed, "message": message})
     return results
 
 
 def _arguments(problem, op: MeasuredOp, peak: float, bandwidth: float) -> list:
-    available = {"op": op.call, "op_doubled": op.doubled, "flops": op.flops, "bytes_moved": op.bytes_moved, "peak_flops": peak, "bandwidth": bandwidth}
+    available = {"op": op.call, "step": op.call, "op_doubled": op.doubled, "flops": op.flops, "bytes_moved": op.bytes_moved, "peak_flops": peak, "bandwidth": bandwidth}
     return [available[name] for name in problem.arguments]
 
 

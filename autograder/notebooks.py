@@ -15,7 +15,7 @@ def grade_exercise(problem, cells: list[str], entry: str, device: str, speed: bo
     if problem.needs_gpu and device != "cuda":
         return verdict.score(problem, verdict.needs_gpu_result(problem), device)
     try:
-        code = source.extract(cells, entry)
+        code = source.extract(cells, entry, getattr(problem, "also_needs", ()))
     except source.SourceError as exc:
         return verdict.score(problem, {"problem": problem.name, "status": "ERROR", "message": str(exc)}, device)
     return grading.grade_source(problem, code, entry, device, speed)

@@ -318,8 +318,10 @@ class InteractiveProblem:
 # Python answer checked exactly ("exact"), one checked against the grader's own measurement on this
 # GPU ("measured", autograder.measured), code run as the ranks of a torch.distributed group
 # ("distributed", autograder.distributed), a stateful object driven through traces of calls ("trace"),
-# or an object whose decisions the grader acts on and scores ("interactive").
-KINDS = ("kernel", "exact", "measured", "distributed", "trace", "interactive")
+# an object whose decisions the grader acts on and scores ("interactive"), code judged on what
+# torch.compile did with it ("compiled", autograder.compiled), or a wrapper around the grader's step
+# timed against it ("graphed", autograder.graphs).
+KINDS = ("kernel", "exact", "measured", "distributed", "trace", "interactive", "compiled", "graphed")
 
 
 def is_exact(problem) -> bool:

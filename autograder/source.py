@@ -108,8 +108,9 @@ def _statements(cells: list[str]) -> list[_Statement]:
     return out
 
 
-def extract(cells: list[str], entry: str) -> str:
-    """The module text that defines ``entry`` and everything it needs, in execution order."""
+def extract(cells: list[str], entry: str, also: tuple[str, ...] = ()) -> str:
+    """The module text that defines ``entry`` (and the other functions ``also`` names, which the
+    grader calls too) and everything they need, in execution order."""
     statements = _statements(cells)
     if not any(entry in s.binds and not s.is_import for s in statements):
         raise SourceError(f"no function named {entry!r} is defined; define it with `def {entry}(...)` in a code cell and run that cell")
@@ -118,7 +119,7 @@ def extract(cells: list[str], entry: str) -> str:
         for name in s.binds:
             last_binding[name] = s
     keep = {s.order for s in statements if s.is_import}
-    needed = [entry]
+    needed = [entry, *also]
     seen = set()
     while needed:
         name = needed.pop()
@@ -171,8 +172,9 @@ def _ipython_cells() -> list[str] | None:
     return [c for c in history if isinstance(c, str)] if isinstance(history, list) else None
 
 
-def for_function(fn: Callable) -> tuple[str, str]:
-    """(module text, entry name) for a function the learner handed to the grader."""
+def for_function(fn: Callable, also: tuple[str, ...] = ()) -> tuple[str, str]:
+    """(module text, entry name) for a function the learner handed to the grader (with the other
+    functions of theirs that ``also`` names)."""
     if not callable(fn):
         raise SourceError(f"grade() needs your function itself, got {type(fn).__name__}")
     entry = getattr(fn, "__name__", None)
@@ -184,14 +186,14 @@ def for_function(fn: Callable) -> tuple[str, str]:
         # Only the definitions the function needs: a script's top-level grade call (or anything
         # else it runs) is not shipped, so grading a script never grades it again.
         with open(filename, encoding="utf-8") as f:
-            return extract([f.read()], entry), entry
+            return extract([f.read()], entry, also), entry
     cells = _ipython_cells()
     if cells is None:
         try:
             return inspect.getsource(fn), entry
         except (OSError, TypeError):
             raise SourceError(f"cannot find the source of {entry}; define it in a notebook cell or a .py file") from None
-    return extract(cells, entry), entry
+    return extract(cells, entry, also), entry
 
 
 def _class_code(cls):

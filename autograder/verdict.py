@@ -191,8 +191,8 @@ def score_result(problem, result: ProblemResult, device: str) -> ProblemResult:
     result.title = problem.title
     result.max_points = problem.max_points
     result.max_points_here = max_points_on(problem, device)
-    if problem.kind == "interactive":
-        return _score_interactive(problem, result)
+    if problem.kind in ("interactive", "graphed"):
+        return _score_judged_speed(problem, result, device)
     if exercise.speed_graded and result.status == "PASS" and device == "cuda" and result.speed:
         speedunits.annotate(problem, result)
     verdict = decide(facts_of(problem, result, device))
@@ -268,15 +268,23 @@ def finish(job: dict, result: ProblemResult) -> dict:
     return score(registry.get(job["problem"]), result, job["device"])
 
 
-def _score_interactive(problem, result: ProblemResult) -> ProblemResult:
-    """An object whose decisions the grader acted on: correctness from its cases, speed from the share
-    of the target its play measured in its own units (model steps), so earned on any machine."""
+def _score_judged_speed(problem, result: ProblemResult, device: str) -> ProblemResult:
+    """An exercise whose speed the judge measured itself: an object whose decisions the grader acted on
+    ("interactive", in model steps, so on any machine) or a wrapper the judge timed against the eager
+    step ("graphed", on a GPU only). Correctness from the cases, speed from the share of the target
+    the judge found (``speed_fraction``), only after a correct answer."""
     passed = result.status == "PASS"
-    result.exercise.speed_graded = True
-    result.max_points_here = problem.max_points
+    anywhere = problem.kind == "interactive"
+    fraction = result.extra.get("speed_fraction") if passed and (anywhere or device == "cuda") else None
+    result.exercise.speed_graded = anywhere or device == "cuda"
+    result.max_points_here = problem.max_points if anywhere else max_points_on(problem, device)
     result.correctness_points = problem.correctness_points if passed else 0.0
-    fraction = min(1.0, max(0.0, float(result.extra.get("speed_fraction", 0.0))))
-    result.speed_points = round(problem.speed_points * fraction, 2) if passed else 0.0
-    result.speed_note = (result.speed_note or "") if passed else "no speed points without correctness"
+    result.speed_points = round(problem.speed_points * min(1.0, max(0.0, float(fraction))), 2) if fraction is not None else 0.0
+    note = result.speed_note or result.extra.get("speed_note_text", "")
+    if not passed:
+        note = "no speed points without correctness"
+    elif fraction is None and problem.speed_points:
+        note = note or "needs a GPU: speed is graded only on a GPU"
+    result.speed_note = note
     result.points = round(result.correctness_points + result.speed_points, 2)
     return result

@@ -218,7 +218,7 @@ print(torch.equal(c, a.float() @ b.float()))
 
 def test_an_older_gpu_gets_a_reason_and_a_cpu_grading(monkeypatch):
     monkeypatch.setattr(grading, "compute_capability", lambda: (7, 5))
-    source = (ROOT / "tests" / "adversarial" / "submissions" / "act7_fp8_matmul_upcast_torch.py").read_text()
+    source = (ROOT / "autograder" / "problems" / "act7" / "fp8_matmul" / "submissions" / "upcast_torch.py").read_text()
     result = grading.grade_source(registry.get("act7.fp8_matmul"), source, "fp8_matmul", device="cuda")
     assert "needs sm_89+" in result["speed_note"] and "sm_75" in result["speed_note"]
     assert result["device"] == "cpu" and result["speed_points"] == 0

@@ -39,6 +39,8 @@ NO_CUPY = "No GPU here: CuPy kernels need an NVIDIA GPU"
 EXPECTED = {
     "act1-hierarchy/measure-hierarchy.ipynb": [NO_CUPY, NO_GPU],
     "act2-rooflines/measured-roofline.ipynb": [NO_GPU],
+    "act3-profiling/regimes-trace.ipynb": [NO_GPU, "The operators of one training step on the CPU", "aten::mm"],
+    "act3-profiling/cuda-graph-timeline.ipynb": [NO_GPU, "one decode step launches 96 operators per token", "Capturing a CUDA graph needs a GPU."],
     "act4-kernels/sgemm-progression.ipynb": [
         NO_CUPY,
         "No CUDA GPU found: the SGEMM kernels are CUDA C, so the measurements are skipped here.",
