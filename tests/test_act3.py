@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from autograder import compiled, exact, grading, measured, profiles, registry
-from autograder.result import ProblemResult
 from autograder.problems.act3 import compile_stream, profiling
+from autograder.result import ProblemResult
 
 ROOT = Path(__file__).resolve().parent.parent
 SUMMARIZE = registry.get("act3.summarize_trace")
