@@ -16,7 +16,7 @@ os.environ.setdefault("AUTOGRADER_CACHE_DIR", str(ROOT / "_build" / "autograder-
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU; run by `make test-gpu`, deselected by `make test`")
     config.addinivalue_line("markers", "multigpu: needs 2 or more GPUs visible at once; tests/gpu/run.sh runs these unpinned")
-    config.addinivalue_line("markers", "slow: a round trip that `make test` leaves to `make test-all` (and CI), which runs everything")
+    config.addinivalue_line("markers", "slow: a round trip that `make test` (and CI) leaves to `make test-all`, which runs everything")
     _pin_worker_to_its_gpu()
 
 

@@ -59,7 +59,6 @@ def _jupyter_book_command() -> list[str]:
     return [sys.executable, "-m", "jupyter_book"]
 
 
-@pytest.mark.slow
 def test_book_builds_without_warnings_and_has_every_page(tmp_path: Path) -> None:
     command = _jupyter_book_command() + [
         "build",

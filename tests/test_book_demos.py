@@ -8,7 +8,7 @@ installs it itself. Each demo runs as a copy in a scratch folder, so the committ
 their GPU outputs, and must print what it would measure on a GPU instead of failing.
 
 Building the wheel runs in every `make test`; the fresh environment and the demos (a few minutes of
-pip and notebook kernels) are marked slow: `make test-all` and CI run them.
+pip and notebook kernels) are marked slow: `make test-all` runs them.
 """
 
 from __future__ import annotations

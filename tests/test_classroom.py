@@ -90,6 +90,8 @@ def _csv(path: Path) -> list[dict]:
         return list(csv.DictReader(fh))
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("classroom")
 def test_release_fetch_submit_collect_use_the_course_folder_only(course):
     path = course["path"]
     log = "\n".join(course["log"])
@@ -103,6 +105,8 @@ def test_release_fetch_submit_collect_use_the_course_folder_only(course):
     assert not any((path / ".kernels").iterdir())
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("classroom")
 def test_needs_gpu_is_a_status_in_the_gradebook_not_a_silent_zero(course):
     with _gradebook(course["path"]) as gb:
         correctness = gb.find_grade("vector_add_correctness", "vector_add", "act0-start", klass.ALICE)
@@ -120,6 +124,8 @@ def test_needs_gpu_is_a_status_in_the_gradebook_not_a_silent_zero(course):
         assert gb.find_grade("time_bounds_correctness", "gpu_generations", "act1-hierarchy", klass.ALICE).auto_score == 2.0
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("classroom")
 def test_feedback_says_needs_gpu(course):
     feedback = (course["path"] / "feedback" / klass.ALICE / "act0-start" / "saxpy.html").read_text()
     assert "correctness: NEEDS GPU, 0.00 / 2 points" in feedback and "need an NVIDIA GPU" in feedback
@@ -127,6 +133,8 @@ def test_feedback_says_needs_gpu(course):
     assert "NEEDS GPU: saxpy_correctness, saxpy_speed could not be graded on this machine" in feedback
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("classroom")
 def test_a_lambda_claiming_more_points_than_a_cell_is_worth_is_flagged(course):
     with _gradebook(course["path"]) as gb:
         notebook = gb.find_submission_notebook("vector_add", "act0-start", klass.CAROL)
@@ -137,12 +145,16 @@ def test_a_lambda_claiming_more_points_than_a_cell_is_worth_is_flagged(course):
         assert not gb.find_submission_notebook("vector_add", "act0-start", klass.ALICE).flagged
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("classroom")
 def test_a_deleted_graded_cell_is_left_for_the_instructor(course):
     with _gradebook(course["path"]) as gb:
         deleted = gb.find_grade(klass.DELETED, "gpu_generations", "act1-hierarchy", klass.BOB)
         assert deleted.auto_score is None and deleted.needs_manual_grade
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("classroom")
 def test_class_csv_has_full_names_statuses_and_totals(course):
     out = course["path"] / "grades"
     for student in klass.STUDENTS:
@@ -175,11 +187,15 @@ def _cli_here(course: dict, monkeypatch, *args) -> None:
     assert cli.main(list(args)) == 0
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("classroom")
 def test_a_graded_student_is_not_graded_again(course, monkeypatch, capsys):
     _cli_here(course, monkeypatch, "class", "submitted", "--assignment", "act0-start")
     assert "act0-start: 3 students, 3 already graded, 0 to grade" in capsys.readouterr().out
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("classroom")
 def test_shards_of_a_job_array_merge_into_the_same_csv(course, monkeypatch):
     path = course["path"]
     for k in range(2):
@@ -189,6 +205,8 @@ def test_shards_of_a_job_array_merge_into_the_same_csv(course, monkeypatch):
     assert _csv(path / "sharded" / "act1-hierarchy.csv") == _csv(path / "grades" / "act1-hierarchy.csv")
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("classroom")
 def test_validate_names_what_a_cpu_cannot_check(course):
     proc = _run([*NBGRADER, "validate", f"submitted/{klass.ALICE}/act0-start/saxpy.ipynb"], course["path"])
     out = proc.stdout + proc.stderr
@@ -204,6 +222,8 @@ def test_validate_says_why_a_cell_earned_less_than_its_points():
     assert nbgrader_plugin.validate_note(slow, 2.0) == "PASS: 1.25 of 2 points"
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("classroom")
 def test_gpu_scores_are_written_into_the_gradebook(course, tmp_path):
     """The import a GPU grading ends with, on a copy of the class's gradebook: a record as a GPU
     writes it (Alice's vector_add graded in full: 2 + 1.5 points) replaces the CPU's NEEDS GPU."""
@@ -224,6 +244,8 @@ def test_gpu_scores_are_written_into_the_gradebook(course, tmp_path):
         assert gb.find_grade("saxpy_speed", "saxpy", "act0-start", klass.ALICE).needs_manual_grade
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("classroom")
 def test_cli_gradebook_command_writes_what_a_cpu_graded(course, monkeypatch, capsys):
     _cli_here(course, monkeypatch, "gradebook", "--assignment", "act1-hierarchy")
     assert "act1-hierarchy: wrote" in capsys.readouterr().out

@@ -5,7 +5,7 @@ full marks for what is gradable here and an untouched exercise zero, with readab
 Every act is generated and Act 0 autograded once, in the course shared with test_nbgrader_fresh.py
 (tests/nbgrader_shared.py). Act 0's notebooks are validated and autograded in every run; the other
 acts' round trips (each notebook executed by `nbgrader validate`, then by `nbgrader autograde`) are
-marked slow: `make test-all` and CI run them."""
+marked slow: `make test-all` runs them."""
 
 from __future__ import annotations
 

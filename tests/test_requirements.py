@@ -1,6 +1,6 @@
 """requirements.txt resolves on PyPI alone, as on a clean machine: no local wheels, no pip
-configuration, for the Python running the tests and for the oldest Python the README promises. Two pip resolutions against PyPI: marked slow, run by
-`make test-all` and CI."""
+configuration, for the Python running the tests and for the oldest Python the README promises. Two pip resolutions against PyPI, in
+every run."""
 
 from __future__ import annotations
 
@@ -64,7 +64,6 @@ def _versions(report: dict) -> dict:
     return {item["metadata"]["name"].lower(): item["metadata"]["version"] for item in report.get("install", [])}
 
 
-@pytest.mark.slow
 def test_requirements_resolve_on_pypi_alone():
     targets = [None, OLDEST_PYTHON]
     with ThreadPoolExecutor(len(targets)) as pool:
