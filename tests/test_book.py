@@ -15,8 +15,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from autograder.results import latest_run
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
