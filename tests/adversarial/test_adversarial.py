@@ -49,7 +49,8 @@ def test_every_submission_names_a_problem_a_device_and_a_function_it_defines():
         registry.get(case.problem)
         assert case.devices and set(case.devices) <= {"cpu", "cuda"}, case.path
         assert case.expect, case.path
-        assert f"def {case.entry}(" in case.source or case.name == "misspelled_function", f"{case.path} defines no {case.entry}"
+        defines = f"def {case.entry}(" in case.source or f"class {case.entry}" in case.source
+        assert defines or case.name == "misspelled_function", f"{case.path} defines no {case.entry}"
 
 
 # Cases whose CPU grading a second test reads (test_flooded_output_is_truncated,
