@@ -144,6 +144,6 @@ def test_a_worker_is_told_to_warm_its_profiler_in_its_first_message(tmp_path, mo
     monkeypatch.setattr(session_mod.wire, "send", lambda fd, header, payload=b"": sent.append(dict(header)))
     worker = session_mod.Session("learner", "cpu", str(tmp_path), str(tmp_path / "log"), warm_profiler=True)
     try:
-        assert sent == [{"role": "learner", "device": "cpu", "warm_profiler": True}]
+        assert sent == [{"role": "learner", "device": "cpu", "warm_profiler": True, "no_triton": False}]
     finally:
         worker.end()
