@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .problem import CorrectnessOnly
 from .result import CaseResult
 
 # Taken when the harness is imported, before the learner's module is loaded: a submission that
@@ -42,7 +43,7 @@ RECOMPILE_LIMIT = 512
 
 
 @dataclass
-class CompiledProblem:
+class CompiledProblem(CorrectnessOnly):
     """make_stream(seed) -> {"xs": list of (length, width) float32 arrays, "weight": (width, width)}.
     reference(x, weight) -> the exact answer for one unpadded input, float64. max_compiles and
     max_padding_waste are the bounds the learner's policy must meet on the hidden stream."""
@@ -63,14 +64,6 @@ class CompiledProblem:
     speed_points: float = 0.0
     notes: dict = field(default_factory=dict)
     kind: ClassVar[str] = "compiled"
-
-    @property
-    def max_points(self) -> float:
-        return self.correctness_points
-
-    @property
-    def needs_gpu(self) -> bool:
-        return False
 
     @property
     def also_needs(self) -> tuple[str, ...]:

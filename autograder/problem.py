@@ -195,8 +195,20 @@ def register(problem):
     return problem
 
 
+class CorrectnessOnly:
+    """A Python exercise graded on correctness alone, on any machine."""
+
+    @property
+    def max_points(self) -> float:
+        return self.correctness_points
+
+    @property
+    def needs_gpu(self) -> bool:
+        return False
+
+
 @dataclass
-class ExactProblem:
+class ExactProblem(CorrectnessOnly):
     """A pure-Python exercise with one right answer: a cost model, a formula, a classification.
 
     make_cases(seed) -> list of keyword-argument dicts (fixed edge cases first, then random ones
@@ -224,14 +236,6 @@ class ExactProblem:
     describe_case: Callable[[dict], str] | None = None
     kind: ClassVar[str] = "exact"
 
-    @property
-    def max_points(self) -> float:
-        return self.correctness_points
-
-    @property
-    def needs_gpu(self) -> bool:
-        return False
-
 
 @dataclass
 class Trace:
@@ -247,7 +251,7 @@ class Trace:
 
 
 @dataclass
-class TraceProblem:
+class TraceProblem(CorrectnessOnly):
     """A pure-Python exercise whose answer is a stateful object (an allocator, a scheduler): the learner
     writes a class, and the grader drives fresh instances of it through traces of calls and checks the
     results against a simple model of the same object.
@@ -271,14 +275,6 @@ class TraceProblem:
     speed_points: float = 0.0
     notes: dict = field(default_factory=dict)
     kind: ClassVar[str] = "trace"
-
-    @property
-    def max_points(self) -> float:
-        return self.correctness_points
-
-    @property
-    def needs_gpu(self) -> bool:
-        return False
 
 
 @dataclass
