@@ -137,13 +137,14 @@ def grade_measured(g) -> None:
     for op, header in zip(ops, answers, strict=True):
         peak = ceilings.compute_peak(entry, op.dtype)
         evidence = g.problem.evidence(op, g.device)
-        g.result.cases.append(answer_case(header, op.name, lambda got, op=op, peak=peak, evidence=evidence: measured_mismatch(g.problem, got, op, peak, bandwidth, evidence)))
+        g.result.cases.append(answer_case(header, op.name, lambda got, op=op, peak=peak, evidence=evidence: measured_verdict(g.problem, got, op, peak, bandwidth, evidence)))
     g.pass_if_all("your measurements agree with the grader's", "some of your measurements disagree with the grader's")
 
 
 def answer_case(header: dict, shown: str, mismatch, payload: bytes = b"") -> CaseResult:
     """One answer as a case of the result: right, wrong (and how), or no answer at all. ``payload``
-    holds the bytes of any tensors in the answer."""
+    holds the bytes of any tensors in the answer. ``mismatch(got)`` returns what is wrong (None when
+    nothing is), or (passed, message) where a right answer has something to say too."""
     if "error" in header:
         error = header["error"]
         return CaseResult(shown, False, f"raised {error['type']}: {error['message'][:300]}")
@@ -154,9 +155,12 @@ def answer_case(header: dict, shown: str, mismatch, payload: bytes = b"") -> Cas
     except ValueError:
         return CaseResult(shown, False, "the answer could not be read")
     found = mismatch(got)
+    if isinstance(found, tuple):
+        return CaseResult(shown, *found)
     return CaseResult(shown, found is None, found or "")
 
 
-def measured_mismatch(problem, got, op, peak, bandwidth, evidence):
+def measured_verdict(problem, got, op, peak, bandwidth, evidence) -> tuple[bool, str]:
+    """(passed, message): a right answer's message says what the grader measured beside it."""
     passed, message = problem.judge(got, op, peak, bandwidth, evidence)
-    return None if passed else (message or "does not agree with the grader's measurement")
+    return bool(passed), message or ("" if passed else "does not agree with the grader's measurement")

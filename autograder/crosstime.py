@@ -108,8 +108,14 @@ class CrossTimer:
         send(gate)
         # Nothing of the window is queued until the worker has launched its calls: a wait queued on
         # the GPU ahead of the judge's own launches could deadlock with the driver's lazy loading of
-        # a kernel, which waits for the whole context.
-        ready(LAUNCH_WAIT_S)
+        # a kernel, which waits for the whole context. Its answer (where the outputs are) normally
+        # comes with that, and then the copies are queued with the window, right behind T1: the
+        # judge's own host work (opening the outputs' memory) never falls between the worker's
+        # last call and the copy, so a gap there can only be the worker's GPU work.
+        answer, views = None, None
+        if ready(LAUNCH_WAIT_S):
+            answer = receive()
+            views = read(answer) or []
         with torch.cuda.stream(self.stream):
             # The inputs just drawn on the default stream are complete before they are copied.
             self.stream.wait_stream(torch.cuda.default_stream())
@@ -120,12 +126,13 @@ class CrossTimer:
             cuda_driver.write_value(self.stream, go, gate)
             cuda_driver.wait_value(self.stream, done, gate)
             e_t1.record()
-        try:
-            answer = receive()
-            views = read(answer) or []
-        except BaseException:
-            self._release(done, gate)
-            raise
+        if views is None:
+            try:
+                answer = receive()
+                views = read(answer) or []
+            except BaseException:
+                self._release(done, gate)
+                raise
         copies = []
         with torch.cuda.stream(self.stream):
             e_copy0.record()

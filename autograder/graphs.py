@@ -79,6 +79,7 @@ class Harness:
     def __init__(self, problem) -> None:
         self.problem = problem
         self.replay = None
+        self.step = None
         self.inputs: list = []
 
     def __call__(self, module, entry: str, request: dict, payload: bytes, device: str, error) -> tuple[dict, bytes]:
@@ -86,6 +87,9 @@ class Harness:
 
         if request["action"] == "capture":
             step, width = self.problem.make_step(request["seed"], device)
+            # The graph reads the step's weights where they were at capture: they must outlive it,
+            # as a model outlives the graphs captured from it.
+            self.step = step
             example = torch.randn(1, width, device=device)
             try:
                 self.replay = getattr(module, entry)(step, example)

@@ -39,16 +39,25 @@ ALIGN = 512
 class Arena:
     """One allocation of the judge's that holds the shared inputs of one call after another: the
     worker maps it once (mapping device memory between processes costs milliseconds), and it
-    grows, under a new handle, when a case needs more."""
+    grows, under a new handle, when a case needs more.
+
+    A block it outgrows stays allocated as long as the arena: the worker still has it mapped, and
+    memory freed under another process's mapping is undefined behaviour in CUDA's IPC (the driver
+    refuses to map the next block placed over it, CUDA_ERROR_ALREADY_MAPPED). Sizes grow from test
+    sizes to benchmark sizes a few times per grading, and the timed windows plan their calls from the
+    memory left free, so what the outgrown blocks hold is paid in fewer calls per window, never in
+    an allocation that fails."""
 
     def __init__(self) -> None:
         self.block = None
+        self._outgrown: list = []
 
     def reserve(self, nbytes: int):
         if self.block is None or self.block.nbytes < nbytes:
             from . import cuda_driver
 
-            self.block = None
+            if self.block is not None:
+                self._outgrown.append(self.block)
             self.block = cuda_driver.Block(max(nbytes, 1 << 20))
         return self.block
 

@@ -118,3 +118,18 @@ def test_on_a_cpu_machine_the_grade_says_it_needs_a_gpu(solution):
     result = grading.grade_source(registry.get("act2.measure_point"), "def measure_point(op, flops, bytes_moved, peak_flops, bandwidth):\n    return {}\n", "measure_point", device="cpu")
     assert result["status"] == "NEEDS GPU" and result["points"] == 0
     assert "grader's own measurement" in result["message"]
+
+
+def test_a_measurement_judged_right_keeps_what_the_grader_measured():
+    """The judge's case for a right measurement says what the grader found beside it (the GPU run's log
+    reads the regimes from it); a wrong one says what disagrees."""
+    from autograder import answers, jsonable
+
+    def judge(got, *_):
+        return (got == 2.0, "idle 3%, memory (grader: idle 2%, memory)" if got == 2.0 else "you said 1.0")
+
+    problem = dataclasses.replace(REGIME, judge=judge)
+    right = answers.answer_case({"answer": jsonable.encode(2.0)}, "op", lambda got: answers.measured_verdict(problem, got, None, 0, 0, ""))
+    wrong = answers.answer_case({"answer": jsonable.encode(1.0)}, "op", lambda got: answers.measured_verdict(problem, got, None, 0, 0, ""))
+    assert right.passed and right.message == "idle 3%, memory (grader: idle 2%, memory)"
+    assert not wrong.passed and wrong.message == "you said 1.0"
