@@ -19,7 +19,7 @@ CALIBRATION_SPREAD = 0.25
 def measure(grading, stages) -> None:
     g, p = grading, grading.problem
     g.learner.ask({"op": "flags", "handle": g.timer.handle}, timeout=g.remaining())
-    learner_raws, learner_nulls, wrong, batches = {}, {}, {}, {}
+    learner_raws, learner_nulls, wrong, batches, launches = {}, {}, {}, {}, {}
     for size in p.bench_sizes:
         label = _label(size)
         measured = stages.timed(g.learner, size, secrets.randbits(62), check=True, phase=f"timed {label}")
@@ -30,6 +30,7 @@ def measure(grading, stages) -> None:
             return
         learner_raws[label], learner_nulls[label], wrong[label] = measured["raws"], measured["nulls"], measured["wrong"]
         batches[label] = measured["calls_per_window"]
+        launches[label] = {"yours": measured["launch_us"]}
     g.stage("timed calls")
     # Nothing of the learner's may run while the library is timed: its worker and every process it
     # started are ended first.
@@ -43,6 +44,7 @@ def measure(grading, stages) -> None:
         g.select(g.helper, "library_entry")
         measured = stages.timed(g.helper, size, secrets.randbits(62), check=False, phase=None)
         library_raws[label], library_nulls[label] = measured["raws"], measured["nulls"]
+        launches.setdefault(label, {})["library"] = measured["launch_us"]
         for index, (name, _) in enumerate(baseline.extra_libraries):
             g.select(g.helper, f"extra_{index}")
             extra = stages.timed(g.helper, size, secrets.randbits(62), check=False, phase=None)
@@ -79,6 +81,8 @@ def measure(grading, stages) -> None:
             "extra_libraries": {name: summarise([crosstime.charge(r, library_ref)[0] / count for r in raws]) for name, raws in extra_raws.get(label, {}).items()},
             "charged_more": _reasons(mine),
             "segments_us": {"yours": _segments(learner_raws[label]), "library": _segments(library)},
+            # What each worker said launching a window took (its own clock): for diagnosis only.
+            "reported_launch_us": {who: _median(values) for who, values in launches.get(label, {}).items() if values},
         }
         seconds = row["candidate"]["median_ms"] * 1e-3
         library_seconds = row["library"]["median_ms"] * 1e-3

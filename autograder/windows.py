@@ -98,6 +98,8 @@ class TimedWindows:
                 return None
             return [self.reader.view(meta) for meta in outputs]
 
+        launches: list[float] = []
+
         def one_window() -> tuple[crosstime.Raw, int]:
             draw()
             raw, answer, copies = timer.call(
@@ -110,6 +112,8 @@ class TimedWindows:
             )
             if "error" in answer:
                 raise WorkerGone("ERROR", f"your function raised {answer['error']['type']} in a timed call: {answer['error']['message'][:300]}")
+            if isinstance(answer.get("launch_us"), (int, float)):
+                launches.append(float(answer["launch_us"]))
             if not check:
                 return raw, 0
             wrong = 0
@@ -146,7 +150,7 @@ class TimedWindows:
         self.reader.close()
         for inputs_id in ids:
             session.ask({"op": "drop", "id": inputs_id}, timeout=g.remaining())
-        return {"raws": raws, "calls_per_window": count, "nulls": nulls, "wrong": wrong, "case": checked.get("case")}
+        return {"raws": raws, "calls_per_window": count, "nulls": nulls, "wrong": wrong, "case": checked.get("case"), "launch_us": launches}
 
     def _timed_output_ok(self, size, answer: dict, metas: list | None, copies: list, index: int, inputs: dict, checked: dict) -> bool:
         """One output of a timed window against the library's answer for its inputs; the first

@@ -13,11 +13,14 @@ class TimedCalls:
         """The calls of one timed window, each on its own inputs (``ids``), all queued behind the
         judge's go flag; ``serve`` writes the done flag once all their work has run. Every output
         stays allocated until the next window, so the judge reads, and may check, each of them."""
+        import time
+
         import torch
 
         from . import arrays, cuda_driver, shared
 
         self.kept = []
+        started = time.perf_counter()
         cuda_driver.wait_value(torch.cuda.current_stream(), self.flags + 0, request["gate"])
         fn = self._entry(request)
         batch = [self.inputs[inputs_id] for inputs_id in request["ids"]]
@@ -34,7 +37,9 @@ class TimedCalls:
             aliased = arrays.aliased_input(out, [tensors for tensors, _ in batch])
             if aliased:
                 return {"aliases": aliased}, b""
-        return {"outputs": [shared.describe_output(out)[0] for out in self.kept]}, b""
+        # What launching took on this side: shown beside the charge for diagnosis, never charged.
+        launch_us = 1e6 * (time.perf_counter() - started)
+        return {"outputs": [shared.describe_output(out)[0] for out in self.kept], "launch_us": launch_us}, b""
 
     def _done(self, gate: int) -> None:
         """The reply went first, so the judge can queue its read of the output while the GPU still

@@ -179,7 +179,11 @@ def test_the_int4_baseline_is_a_bf16_matmul_of_the_same_shape():
     inputs = p.make_inputs((1, 64, 256), 0, "cpu")
     out = baseline.run(**inputs)
     assert out.shape == (1, 64) and out.dtype == torch.bfloat16
-    assert gemv_reference._dense_weight(64, 256, "cpu").shape == (64, 256)
+    weights, _ = gemv_reference._dense_weights(64, 256, "cpu")
+    assert all(w.shape == (64, 256) and w.dtype == torch.bfloat16 for w in weights)
+    # Consecutive calls read different weights (none is served from L2 by its predecessor).
+    first, second = baseline.run(**inputs), baseline.run(**inputs)
+    assert len(weights) >= 2 and not torch.equal(first, second)
 
 
 def test_the_fp8_problem_needs_sm89_and_scales_by_row_or_tensor():
