@@ -8,6 +8,7 @@ Run on a GPU: python tests/gpu/tune_act7_int4.py   (about a minute, most of it c
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import itertools
 import json
@@ -73,17 +74,17 @@ def main() -> None:
         tuned_us = 1e3 * triton.testing.do_bench(lambda: module.int4_gemv(**inputs), return_mode="median")
         nbytes = problem.bytes_moved(size)
         print(json.dumps({"size": size, "cublas_bf16_us": round(cublas_us, 2), "solution_autotuned_us": round(tuned_us, 2), "solution_GBps": round(nbytes / tuned_us / 1e3)}), flush=True)
+        # One output per size: the configurations of a size are run and checked one after another.
         out = torch.empty((1, n), dtype=torch.bfloat16, device="cuda")
+        args = (x, w, scale, zero, out)
         for block_n, steps, warps, stages in itertools.product((4, 8, 16, 32), (2, 4, 8), (2, 4, 8), (3,)):
-            def run():
-                solution_kernel[(1, triton.cdiv(n, block_n))](x, w, scale, zero, out, 1, n, k, x.stride(0), w.stride(0), scale.stride(0), zero.stride(0), out.stride(0),
-                                                             GROUP=128, BLOCK_N=block_n, GROUPS_PER_STEP=steps, num_warps=warps, num_stages=stages)
-            results.append(("solution", size, dict(BLOCK_N=block_n, GROUPS_PER_STEP=steps, num_warps=warps, num_stages=stages), run, out, expected, nbytes, cublas_us))
+            config = dict(BLOCK_N=block_n, GROUPS_PER_STEP=steps, num_warps=warps, num_stages=stages)
+            run = functools.partial(solution_kernel[(1, triton.cdiv(n, block_n))], *args, 1, n, k, x.stride(0), w.stride(0), scale.stride(0), zero.stride(0), out.stride(0), GROUP=128, **config)
+            results.append(("solution", size, config, run, out, expected, nbytes, cublas_us))
         for block_n, block_kb, warps, stages in itertools.product((2, 4, 8, 16), (256, 512), (2, 4, 8), (2, 3)):
-            def run():
-                int4_gemv_2d_kernel[(triton.cdiv(n, block_n),)](x, w, scale, zero, out, n, k, w.stride(0), scale.stride(0), zero.stride(0),
-                                                               BLOCK_N=block_n, BLOCK_KB=block_kb, num_warps=warps, num_stages=stages)
-            results.append(("2d", size, dict(BLOCK_N=block_n, BLOCK_KB=block_kb, num_warps=warps, num_stages=stages), run, out, expected, nbytes, cublas_us))
+            config = dict(BLOCK_N=block_n, BLOCK_KB=block_kb, num_warps=warps, num_stages=stages)
+            run = functools.partial(int4_gemv_2d_kernel[(triton.cdiv(n, block_n),)], *args, n, k, w.stride(0), scale.stride(0), zero.stride(0), **config)
+            results.append(("2d", size, config, run, out, expected, nbytes, cublas_us))
     best: dict = {}
     for variant, size, config, run, out, expected, nbytes, cublas_us in results:
         try:
