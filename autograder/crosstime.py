@@ -29,8 +29,12 @@ import torch
 from . import cuda_driver, timing
 
 # How long the judge waits for the worker's answer (its calls launched) before it starts the window
-# anyway: a function that waits for its own GPU work would otherwise never answer.
-LAUNCH_WAIT_S = 0.05
+# anyway: a function that waits for its own GPU work would otherwise never answer. On an H100 a
+# grading worker took 14 to 110 ms to launch and describe a window of 32 calls (a cuBLAS GEMV in
+# the trusted helper, a fused decode step with 17 inputs), against 2 to 8 ms for the same calls
+# launched in one process: at 50 ms the judge started the longer windows while calls were still
+# being launched, and charged the launching as GPU time.
+LAUNCH_WAIT_S = 0.25
 # A segment of the judge's own work is "disturbed" when it runs this much longer than with an idle worker.
 SLACK_FACTOR, SLACK_US = 1.25, 30.0
 # A copy queued before the output was done starts within this long after T1.
