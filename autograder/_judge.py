@@ -113,9 +113,10 @@ class Grading:
             elif kind == "measured":
                 answers.grade_measured(self)
             elif kind == "distributed":
-                from . import distributed
+                from . import distributed, distributed_speed
 
                 distributed.grade(self)
+                distributed_speed.grade_speed(self)
             elif kind == "trace":
                 answers.grade_traces(self)
             elif kind == "interactive":

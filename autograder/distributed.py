@@ -18,7 +18,7 @@ How a grading goes (the judge, autograder._judge, calls :func:`grade`):
   built on ``dist.all_reduce`` is REJECTED: the library's collective, not the learner's), and
   whether the communication has the shape the exercise asks for (a ring's traffic, one all-reduce
   per gradient bucket issued during the backward pass).
-- Speed (only with >= 2 GPUs): the same function as ranks on NCCL, timed by the judge's own clock
+- Speed (only with >= 2 GPUs; autograder.distributed_speed): the same function as ranks on NCCL, timed by the judge's own clock
   from its go to the last rank's answer; then, once the learner's ranks are gone, the library's
   collective in trusted ranks with the same protocol. The grade is the ratio of bus bandwidths.
 """
@@ -259,7 +259,7 @@ def _missing_message(world: int, answers: list, timeout: float, doing: str) -> s
 
 # -- the grading ----------------------------------------------------------------------------------------
 def grade(g) -> None:
-    """Every case of a distributed problem, then (on >= 2 GPUs, when asked) its speed."""
+    """Every case of a distributed problem (its speed is autograder.distributed_speed's, next)."""
     from .session import WorkerGone
 
     problem = g.problem
@@ -287,9 +287,6 @@ def grade(g) -> None:
         ranks.end()
         if output:
             g.result.extra["rank_output"] = output
-    if g.result.status == "PASS" and problem.speed is not None and g.job.get("timed"):
-        g.result.extra["distributed_speed"] = measure_speed(g, problem.speed)
-        g.stage("speed")
 
 
 def _case(g, ranks: Ranks, world: int, size) -> bool:
@@ -361,137 +358,6 @@ def _leave(g, ranks: Ranks, world: int) -> bool:
         g.fail_hard("TIMEOUT", _missing_message(world, answers, 60.0, "leaving the process group"))
         return False
     return True
-
-
-# -- speed --------------------------------------------------------------------------------------------
-LIBRARY_MODULE = "library_ranks.py"
-
-
-def measure_speed(g, speed: BusBandwidthSpeed) -> dict:
-    """The learner's collective and the library's on ``speed.world_size`` GPUs with NCCL, timed by
-    this process's clock; a dict the verdict turns into points (or a note saying why not)."""
-    from .ranks import visible_gpus
-
-    gpus = visible_gpus()
-    if gpus < speed.world_size:
-        return {"note": f"needs {speed.world_size} GPUs: speed is graded on {speed.world_size} GPUs with NCCL; this machine has {gpus}"}
-    return compare_speed(g, speed, "nccl")
-
-
-def compare_speed(g, speed: BusBandwidthSpeed, backend: str) -> dict:
-    """The timed protocol on ``backend`` (NCCL in a grading; gloo on CPU tensors in the tests, which
-    exercise the same protocol without GPUs)."""
-    row = {"world_size": speed.world_size, "numel": speed.numel, "bytes": speed.numel * 4, "backend": backend}
-    seed = secrets.randbits(40)
-    learner = Ranks(g, 0, reuse_learner=False)
-    try:
-        if learner.grow(speed.world_size):
-            return {"note": "your code could not be loaded for the timed run"}
-        timed = _timed_run(g, learner, speed, seed, backend, check=True)
-    finally:
-        learner.end()
-    if "seconds" not in timed:
-        return {**row, **timed}
-    row["candidate_s"] = timed["seconds"]
-    # The library's collective in trusted ranks, once the learner's processes are gone.
-    library = _library_ranks(g, speed)
-    try:
-        base = _timed_run(g, library, speed, seed, backend, check=False)
-    finally:
-        library.end()
-    if "seconds" not in base:
-        return {**row, "note": f"the library's collective could not be timed: {base.get('note')}"}
-    factor = speed.algorithm_factor(speed.world_size)
-    row["library_s"] = base["seconds"]
-    row["busbw"] = row["bytes"] / row["candidate_s"] * factor
-    row["library_busbw"] = row["bytes"] / row["library_s"] * factor
-    row["ratio"] = row["busbw"] / row["library_busbw"]
-    row["library"] = speed.library
-    return row
-
-
-def _library_ranks(g, speed: BusBandwidthSpeed):
-    from .session import Session
-
-    path = os.path.join(g.workdir, LIBRARY_MODULE)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(speed.library_source)
-    ranks = Ranks(g, 0, reuse_learner=False)
-    for rank in range(speed.world_size):
-        folder = os.path.join(g.workdir, f"library{rank}")
-        os.makedirs(folder, exist_ok=True)
-        session = Session("library", "cpu" if g.device == "cpu" else "cuda", folder, os.path.join(folder, "output.log"), no_triton=True)
-        setup = {**_setup(g, folder, path, "library_collective"), "role": "library"}
-        session.configure(setup, start_timeout=g.remaining())
-        ranks.sessions.append(session)
-    for session in ranks.sessions:
-        session.wait_ready()
-        header, _ = session.ask({"op": "load", "module": path, "entry": "library_collective", "arguments": ["tensor"], "keywords": True}, timeout=g.remaining())
-        if not header.get("loaded"):
-            raise RuntimeError(f"the library's ranks could not load their collective: {header}")
-    return ranks
-
-
-def _timed_run(g, ranks: Ranks, speed: BusBandwidthSpeed, seed: int, backend: str, check: bool) -> dict:
-    """Arm every rank (inputs made, one untimed call, a barrier), then time from the go to the last
-    answer; the best of three rounds. With ``check``, two calls picked afterwards are read back and
-    compared with the sum the judge computes itself."""
-    from .ranks import bench_input, bench_shift
-
-    world = speed.world_size
-    rounds = []
-    for _ in range(3):
-        port = free_port()
-        arm = [({"op": "rank_arm", "rank": r, "world_size": world, "port": port, "timeout": 300, "backend": backend, "numel": speed.numel, "seed": seed, "calls": speed.calls}, b"") for r in range(world)]
-        answers = ranks.exchange(world, arm, min(300.0, g.remaining()), "the untimed call")
-        problem = _speed_problem(world, answers)
-        if problem:
-            return {"note": problem}
-        started = time.perf_counter()
-        answers = ranks.exchange(world, [({"op": "rank_go"}, b"")] * world, min(300.0, g.remaining()), "the timed calls")
-        elapsed = time.perf_counter() - started
-        timed_answers = answers
-        problem = _speed_problem(world, answers)
-        if problem:
-            return {"note": problem}
-        rounds.append(elapsed / speed.calls)
-        if check:
-            for index in secrets.SystemRandom().sample(range(speed.calls), 2):
-                outputs = ranks.exchange(world, [({"op": "rank_output", "index": index}, b"")] * world, min(300.0, g.remaining()), "reading an output")
-                problem = _speed_problem(world, outputs)
-                if problem:
-                    return {"note": problem}
-                inputs = [bench_input(speed.numel, seed, r).roll(bench_shift(r, index)).double() for r in range(world)]
-                expected = torch.stack([x for x in inputs]).sum(0)
-                bound = torch.stack([x.abs() for x in inputs]).sum(0) * (world * 2 * torch.finfo(torch.float32).eps)
-                for rank, (header, payload) in enumerate(outputs):
-                    got = decode_outputs(header.get("outputs"), payload, ["out"])
-                    wrong = compare(got, {"out": expected}, {"out": bound}, rank)
-                    if wrong:
-                        return {"note": f"a timed call returned a wrong answer ({wrong}): every call must compute its own result", "wrong": True}
-        if check and g.problem.check_comm is not None:
-            headers = [header for header, _ in timed_answers]
-            if not all(h.get("record_active") for h in headers):
-                return {"note": "the grader's record of your communication was taken off during the timed calls", "wrong": True, "reject": True}
-            for index in range(speed.calls):
-                status, message = g.problem.check_comm([h["comm"][index] for h in headers], world, speed.numel, None)
-                if status in ("REJECT", "FAIL", "UNEXPLAINED"):
-                    return {"note": f"in the timed run on {backend}: {message}", "wrong": True, "reject": status != "FAIL"}
-        answers = ranks.exchange(world, [({"op": "rank_close"}, b"")] * world, 120.0, "closing the group")
-        if any(a is None for a in answers):
-            return {"note": _missing_message(world, answers, 120.0, "closing the group")}
-    return {"seconds": min(rounds), "rounds": rounds}
-
-
-def _speed_problem(world: int, answers: list) -> str | None:
-    if any(a is None for a in answers):
-        return _missing_message(world, answers, 300.0, "the timed run")
-    for rank, (header, _) in enumerate(answers):
-        if "error" in header:
-            return f"rank {rank} raised {header['error']['type']} in the timed run: {header['error']['message'][:300]}"
-        if "wrong_type" in header:
-            return f"rank {rank}: {header['wrong_type']}"
-    return None
 
 
 # -- the verdict ----------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from autograder import distributed, grading, ranks, registry
+from autograder import distributed, distributed_speed, grading, ranks, registry
 from autograder.problems.act5 import collectives
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -137,7 +137,7 @@ def test_timed_protocol_on_gloo(tmp_path):
         library="gloo all_reduce", library_source=collectives.NCCL_ALL_REDUCE, world_size=2, numel=10_007,
         scale=problem.speed.scale, solution_target=0.0, calls=3,
     )
-    row = distributed.compare_speed(g, speed, "gloo")
+    row = distributed_speed.compare_speed(g, speed, "gloo")
     assert "ratio" in row, row
     assert row["busbw"] > 0 and row["library_busbw"] > 0
     assert row["bytes"] == 4 * 10_007
@@ -155,7 +155,7 @@ def test_timed_protocol_catches_a_wrong_timed_call(tmp_path):
         library="gloo all_reduce", library_source=collectives.NCCL_ALL_REDUCE, world_size=2, numel=1000,
         scale=problem.speed.scale, solution_target=0.0, calls=2,
     )
-    row = distributed.compare_speed(g, speed, "gloo")
+    row = distributed_speed.compare_speed(g, speed, "gloo")
     assert row.get("wrong") and "wrong answer" in row["note"]
 
 
@@ -208,7 +208,7 @@ def test_timed_run_rejects_the_library_collective(tmp_path):
         library="gloo all_reduce", library_source=collectives.NCCL_ALL_REDUCE, world_size=2, numel=1000,
         scale=problem.speed.scale, solution_target=0.0, calls=2,
     )
-    row = distributed.compare_speed(g, speed, "gloo")
+    row = distributed_speed.compare_speed(g, speed, "gloo")
     assert row.get("reject") and "c10d::allreduce_" in row["note"], row
     scored = distributed.score(problem, {"status": "PASS", "distributed_speed": row}, "cuda")
     assert scored["status"] == "REJECT" and scored["points"] == 0
