@@ -23,16 +23,17 @@ from autograder.watch import Watch
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def solution(name: str):
+def solution_module(name: str):
+    """The problem and its reference solution, imported as a module (Triton reads a kernel's source
+    from its file, so the solution cells are written to one first)."""
     problem = registry.get(name)
     cells = source.notebook_cells(str(ROOT / "solutions" / f"{problem.notebook}.ipynb"))
-    # Triton reads a kernel's source from its file: the solution is imported from one.
     path = Path(tempfile.mkdtemp()) / f"{problem.function}_solution.py"
     path.write_text(source.extract(cells, problem.function, getattr(problem, "also_needs", ())))
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return problem, getattr(module, problem.function)
+    return problem, module
 
 
 def launch_us(call, watched: bool, calls: int = 32) -> float:
@@ -81,7 +82,8 @@ def describe_us() -> dict:
 def main() -> None:
     print(json.dumps({"describe_output_us": describe_us()}), flush=True)
     for name in ("act7.int4_gemv", "act8.decode_layer", "act8.decode_step"):
-        problem, fn = solution(name)
+        problem, module = solution_module(name)
+        fn = getattr(module, problem.function)
         for size in problem.bench_sizes:
             inputs = problem.make_inputs(size, 1, "cuda")
             functions = {"yours": fn, "library": problem.library, **dict(problem.extra_libraries)}

@@ -9,11 +9,9 @@ Run on a GPU: python tests/gpu/tune_act7_int4.py   (about a minute, most of it c
 from __future__ import annotations
 
 import functools
-import importlib.util
 import itertools
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 import torch
@@ -23,7 +21,7 @@ import triton.language as tl
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from autograder import registry, source  # noqa: E402
+from tests.gpu.probe_small_calls import solution_module  # noqa: E402
 
 
 @triton.jit
@@ -49,19 +47,8 @@ def int4_gemv_2d_kernel(x_ptr, w_ptr, scale_ptr, zero_ptr, out_ptr, N, K, stride
     tl.store(out_ptr + rows, tl.sum(acc, axis=1).to(tl.bfloat16), mask=in_rows)
 
 
-def solution_module():
-    problem = registry.get("act7.int4_gemv")
-    cells = source.notebook_cells(str(ROOT / "solutions" / f"{problem.notebook}.ipynb"))
-    path = Path(tempfile.mkdtemp()) / "int4_gemv_solution.py"
-    path.write_text(source.extract(cells, problem.function, getattr(problem, "also_needs", ())))
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return problem, module
-
-
 def main() -> None:
-    problem, module = solution_module()
+    problem, module = solution_module("act7.int4_gemv")
     solution_kernel = module.int4_gemv_kernel.fn
     results = []
     for size in problem.bench_sizes:
