@@ -143,6 +143,31 @@ def test_timed_protocol_on_gloo(tmp_path):
     assert row["bytes"] == 4 * 10_007
 
 
+def test_ranks_start_with_nccl_settings_that_work_across_sandboxes(tmp_path):
+    """Each rank is sandboxed on its own, so NCCL must not pass cuMem file descriptors between
+    them (on two H100s that failed with "ncclProxyClientGetFd"): every rank of the timed run, the
+    learner's and the library's, starts with cuMem and NVLink SHARP off."""
+    module = tmp_path / "submission.py"
+    module.write_text(
+        "import os\n" + HONEST_RING.replace(
+            "    rank, world = dist.get_rank(), dist.get_world_size()\n",
+            "    rank, world = dist.get_rank(), dist.get_world_size()\n"
+            "    assert (os.environ.get('NCCL_CUMEM_ENABLE'), os.environ.get('NCCL_NVLS_ENABLE')) == ('0', '0'), 'NCCL settings'\n",
+        )
+    )
+    problem = registry.get("act5.ring_all_reduce")
+    g = SimpleNamespace(
+        workdir=str(tmp_path), device="cpu", problem=problem, learner=None, remaining=lambda: 200.0,
+        job={"module": str(module), "entry": "ring_all_reduce", "problem": problem.name},
+    )
+    speed = distributed.BusBandwidthSpeed(
+        library="gloo all_reduce", library_source=collectives.NCCL_ALL_REDUCE, world_size=2, numel=1000,
+        scale=problem.speed.scale, solution_target=0.0, calls=2,
+    )
+    row = distributed_speed.compare_speed(g, speed, "gloo")
+    assert "ratio" in row, row
+
+
 def test_timed_protocol_catches_a_wrong_timed_call(tmp_path):
     module = tmp_path / "submission.py"
     module.write_text("def ring_all_reduce(tensor):\n    return tensor\n")
