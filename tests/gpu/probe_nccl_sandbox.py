@@ -1,0 +1,124 @@
+"""Which parts of a grading worker's sandbox NCCL survives, on a machine with two GPUs:
+`python tests/gpu/probe_nccl_sandbox.py [OUT.json]`.
+
+Each configuration starts two rank processes that confine themselves as a grading worker does
+(autograder.osguard: CAP_SYS_PTRACE dropped, Landlock with the writable paths of a distributed
+exercise), each in a Landlock domain of its own, then join an NCCL group and time a 256 MiB
+all-reduce. One JSON line per configuration: the exit codes, the bus bandwidth, the transports NCCL
+chose and its warnings. Act 5's ring failed in the grader on two H100s ("ncclProxyClientGetFd" with
+NCCL's defaults; SIGABRT with NCCL_CUMEM_ENABLE=0); this finds the settings that work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+NUMEL = 64 * 2**20  # 256 MiB of float32
+CALLS = 20
+CONFIGS = {
+    "no sandbox": ("none", {}),
+    "sandbox": ("both", {}),
+    "sandbox, cuMem off": ("both", {"NCCL_CUMEM_ENABLE": "0"}),
+    "ptrace dropped only": ("ptrace", {}),
+    "Landlock only": ("landlock", {}),
+    "Landlock only, cuMem off": ("landlock", {"NCCL_CUMEM_ENABLE": "0"}),
+    "sandbox, cuMem off, shm off": ("both", {"NCCL_CUMEM_ENABLE": "0", "NCCL_SHM_DISABLE": "1"}),
+    "sandbox, P2P off": ("both", {"NCCL_P2P_DISABLE": "1"}),
+}
+
+
+def rank_main(rank: int, port: int, guard: str, folder: str) -> None:
+    sys.path.insert(0, ROOT)
+    import torch
+
+    from autograder import osguard
+    from autograder.distributed import _device_files
+
+    torch.cuda.set_device(rank)
+    torch.cuda.init()
+    facts = {}
+    if guard in ("both", "ptrace"):
+        facts["ptrace_dropped"] = osguard.drop_ptrace()
+    if guard in ("both", "landlock"):
+        facts["sandbox"] = osguard.confine([folder, *_device_files("cuda")])
+    import datetime
+
+    import torch.distributed as dist
+
+    store = dist.TCPStore("127.0.0.1", port, 2, rank == 0, timeout=datetime.timedelta(seconds=60))
+    dist.init_process_group("nccl", store=store, rank=rank, world_size=2, timeout=datetime.timedelta(seconds=60))
+    x = torch.randn(NUMEL, device="cuda")
+    dist.all_reduce(x)
+    torch.cuda.synchronize()
+    dist.barrier()
+    started = time.perf_counter()
+    for _ in range(CALLS):
+        dist.all_reduce(x)
+    torch.cuda.synchronize()
+    seconds = (time.perf_counter() - started) / CALLS
+    dist.barrier()
+    dist.destroy_process_group()
+    if rank == 0:
+        print("RESULT " + json.dumps({**facts, "busbw_GBps": round(4 * NUMEL / seconds / 1e9, 1)}), flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run(name: str, guard: str, extra: dict) -> dict:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NCCL_")}
+    env.update(NCCL_DEBUG="INFO", NCCL_NVLS_ENABLE="0", **extra)
+    procs = []
+    with tempfile.TemporaryDirectory() as folder:
+        env["TMPDIR"] = folder
+        for rank in range(2):
+            procs.append(subprocess.Popen([sys.executable, __file__, "--rank", str(rank), str(port), guard, folder], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        outputs, codes = [], []
+        for p in procs:
+            try:
+                out, _ = p.communicate(timeout=90)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out, _ = p.communicate()
+            outputs.append(out)
+            codes.append(p.returncode)
+    row = {"config": name, "env": extra, "exit_codes": codes}
+    for line in outputs[0].splitlines():
+        if line.startswith("RESULT "):
+            row.update(json.loads(line[7:]))
+    keep = ("WARN", "rror", "via", "Abort", "abort", "terminate", "Traceback", "ncclProxy", "cuMem")
+    row["nccl"] = [line[-220:] for out in outputs for line in out.splitlines() if any(k in line for k in keep)][:40]
+    row["tail"] = [out.splitlines()[-6:] for out in outputs]
+    return row
+
+
+def main() -> int:
+    rows = []
+    for name, (guard, extra) in CONFIGS.items():
+        started = time.perf_counter()
+        row = run(name, guard, extra)
+        row["seconds"] = round(time.perf_counter() - started, 1)
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    if len(sys.argv) > 1:
+        with open(sys.argv[1], "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--rank":
+        rank_main(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5])
+    else:
+        sys.exit(main())
