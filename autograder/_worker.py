@@ -123,7 +123,11 @@ class Worker(TimedCalls):
                 self.harness = graphs.Harness(registry.get(self.setup["problem"]))
             learner_code.refuse_grader_imports()
             facts["ptrace_dropped"] = osguard.drop_ptrace()
-            facts["sandbox"] = osguard.confine(self.setup["writable"])
+            # A distributed exercise's ranks are sandboxed one by one, each in a Landlock domain of
+            # its own, and NCCL passes its buffers between them over abstract UNIX sockets: those
+            # ranks keep abstract sockets (they already share the loopback network); signals out of
+            # the sandbox stay refused.
+            facts["sandbox"] = osguard.confine(self.setup["writable"], abstract_sockets=self.setup.get("kind") == "distributed")
         return facts
 
     def load(self, request: dict) -> dict:

@@ -87,17 +87,18 @@ class _PathBeneath(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-def confine(writable: list[str]) -> str:
+def confine(writable: list[str], abstract_sockets: bool = False) -> str:
     """Landlock this process and its future children: files may be created or changed only beneath
     ``writable``; processes outside the sandbox cannot be traced (Landlock forbids it) nor, from
-    ABI 6, signalled. Returns what took effect, in words."""
+    ABI 6, signalled, nor reached through their abstract UNIX sockets unless ``abstract_sockets``.
+    Returns what took effect, in words."""
     if not _libc:
         return "no filesystem sandbox (not Linux)"
     abi = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
     if abi < 1:
         return "no filesystem sandbox (this kernel has no Landlock)"
     handled = _FS_WRITE | (_FS_REFER if abi >= 2 else 0) | (_FS_TRUNCATE if abi >= 3 else 0)
-    scoped = (_SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL) if abi >= 6 else 0
+    scoped = (_SCOPE_SIGNAL | (0 if abstract_sockets else _SCOPE_ABSTRACT_UNIX_SOCKET)) if abi >= 6 else 0
     attr = _RulesetAttr(handled, 0, scoped)
     size = ctypes.sizeof(attr) if abi >= 6 else ctypes.sizeof(ctypes.c_uint64)
     ruleset = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
@@ -119,7 +120,7 @@ def confine(writable: list[str]) -> str:
             return f"no filesystem sandbox (landlock_restrict_self: {os.strerror(ctypes.get_errno())})"
     finally:
         os.close(ruleset)
-    return f"Landlock ABI {abi}: writes only beneath the grading's own folders" + (", no signals out" if scoped else "")
+    return f"Landlock ABI {abi}: writes only beneath the grading's own folders" + (", no signals out" if scoped else "") + (", no abstract sockets out" if scoped & _SCOPE_ABSTRACT_UNIX_SOCKET else "")
 
 
 def _children(live_only: bool = True) -> dict[int, list[int]]:

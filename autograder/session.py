@@ -35,11 +35,8 @@ def worker_env(workdir: str, device: str) -> dict:
     env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(workdir, "inductor-cache")
     env["CUDA_CACHE_PATH"] = os.path.join(workdir, "cuda-cache")
     env.pop("TRITON_INTERPRET", None)
-    # Every worker is sandboxed on its own (autograder.osguard): no rank of a distributed exercise
-    # may trace another or reach its abstract UNIX sockets, which NCCL's cuMem buffers need to pass
-    # file descriptors between ranks ("ncclProxyClientGetFd", seen on two H100s). Legacy CUDA IPC
-    # handles need neither. NVLink SHARP stays off, as in every NCCL measurement of the course.
-    env.update(NCCL_CUMEM_ENABLE="0", NCCL_NVLS_ENABLE="0")
+    # NVLink SHARP stays off, as in every NCCL measurement of the course.
+    env["NCCL_NVLS_ENABLE"] = "0"
     if device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""
         # Before Triton is first imported: its own library functions (tl.max, tl.sum, ...) are

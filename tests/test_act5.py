@@ -143,18 +143,49 @@ def test_timed_protocol_on_gloo(tmp_path):
     assert row["bytes"] == 4 * 10_007
 
 
-def test_ranks_start_with_nccl_settings_that_work_across_sandboxes(tmp_path):
-    """Each rank is sandboxed on its own, so NCCL must not pass cuMem file descriptors between
-    them (on two H100s that failed with "ncclProxyClientGetFd"): every rank of the timed run, the
-    learner's and the library's, starts with cuMem and NVLink SHARP off."""
+RANKS_REACH_EACH_OTHER = """
+import itertools
+import os
+import socket
+
+import torch.distributed as dist
+
+CALLS = itertools.count()
+
+
+def reach_rank_zero():
+    # NCCL passes buffers between ranks over abstract UNIX sockets: rank 1 must reach rank 0's.
+    rank, name = dist.get_rank(), f"\\0gpu-brrr-test-{os.getppid()}-{next(CALLS)}"
+    server = None
+    if rank == 0:
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(name)
+        server.listen(1)
+    dist.barrier()
+    if rank == 1:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            client.connect(name)
+            client.sendall(b"x")
+    if server is not None:
+        connection, _ = server.accept()
+        assert connection.recv(1) == b"x"
+        connection.close()
+        server.close()
+    dist.barrier()
+    assert os.environ.get("NCCL_NVLS_ENABLE") == "0", "NVLink SHARP must stay off"
+"""
+
+
+def test_ranks_reach_each_others_abstract_sockets(tmp_path):
+    """Each rank is sandboxed in a Landlock domain of its own, and NCCL's cuMem buffers pass
+    between ranks as file descriptors over abstract UNIX sockets: on two H100s a sandbox that
+    scoped those sockets failed the ring with "ncclProxyClientGetFd". The ranks of the timed run
+    (each call first has rank 1 reach a socket rank 0 made) must get through."""
     module = tmp_path / "submission.py"
-    module.write_text(
-        "import os\n" + HONEST_RING.replace(
-            "    rank, world = dist.get_rank(), dist.get_world_size()\n",
-            "    rank, world = dist.get_rank(), dist.get_world_size()\n"
-            "    assert (os.environ.get('NCCL_CUMEM_ENABLE'), os.environ.get('NCCL_NVLS_ENABLE')) == ('0', '0'), 'NCCL settings'\n",
-        )
-    )
+    module.write_text(RANKS_REACH_EACH_OTHER + HONEST_RING.replace(
+        "    rank, world = dist.get_rank(), dist.get_world_size()\n",
+        "    reach_rank_zero()\n    rank, world = dist.get_rank(), dist.get_world_size()\n",
+    ))
     problem = registry.get("act5.ring_all_reduce")
     g = SimpleNamespace(
         workdir=str(tmp_path), device="cpu", problem=problem, learner=None, remaining=lambda: 200.0,
