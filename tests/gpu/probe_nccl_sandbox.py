@@ -29,6 +29,14 @@ CONFIGS = {
     "sandbox, abstract sockets allowed": ("both-sockets", {}),
     "sandbox, abstract sockets allowed, cuMem off": ("both-sockets", {"NCCL_CUMEM_ENABLE": "0"}),
 }
+# With PROBE_P2P=1: no sandbox, and the ways of calling send/recv (they aborted with an illegal
+# memory access after an all-reduce, sandbox or not, on two H100s with NCCL 2.28.9).
+P2P_CONFIGS = {
+    "isend/recv after all-reduce": ("none", {"PROBE_P2P_MODE": "isend"}),
+    "batch_isend_irecv after all-reduce": ("none", {"PROBE_P2P_MODE": "batch"}),
+    "isend/recv, group made with device_id": ("none", {"PROBE_P2P_MODE": "isend", "PROBE_DEVICE_ID": "1"}),
+    "isend/recv, no all-reduce first": ("none", {"PROBE_P2P_MODE": "isend", "PROBE_SKIP_ALL_REDUCE": "1"}),
+}
 
 
 def rank_main(rank: int, port: int, guard: str, folder: str) -> None:
@@ -50,22 +58,29 @@ def rank_main(rank: int, port: int, guard: str, folder: str) -> None:
     import torch.distributed as dist
 
     store = dist.TCPStore("127.0.0.1", port, 2, rank == 0, timeout=datetime.timedelta(seconds=60))
-    dist.init_process_group("nccl", store=store, rank=rank, world_size=2, timeout=datetime.timedelta(seconds=60))
+    device_id = torch.device("cuda", rank) if os.environ.get("PROBE_DEVICE_ID") else None
+    dist.init_process_group("nccl", store=store, rank=rank, world_size=2, timeout=datetime.timedelta(seconds=60), device_id=device_id)
     x = torch.randn(NUMEL, device="cuda")
-    dist.all_reduce(x)
-    torch.cuda.synchronize()
-    dist.barrier()
-    started = time.perf_counter()
-    for _ in range(CALLS):
+    seconds = float("nan")
+    if not os.environ.get("PROBE_SKIP_ALL_REDUCE"):
         dist.all_reduce(x)
-    torch.cuda.synchronize()
-    seconds = (time.perf_counter() - started) / CALLS
+        torch.cuda.synchronize()
+        dist.barrier()
+        started = time.perf_counter()
+        for _ in range(CALLS):
+            dist.all_reduce(x)
+        torch.cuda.synchronize()
+        seconds = (time.perf_counter() - started) / CALLS
     # Point-to-point, as a ring built from send/recv uses NCCL: a second communicator's channels.
     half = x[: NUMEL // 2].clone()
-    request = dist.isend(half, 1 - rank)
     received = torch.empty_like(half)
-    dist.recv(received, 1 - rank)
-    request.wait()
+    if os.environ.get("PROBE_P2P_MODE") == "batch":
+        for request in dist.batch_isend_irecv([dist.P2POp(dist.isend, half, 1 - rank), dist.P2POp(dist.irecv, received, 1 - rank)]):
+            request.wait()
+    else:
+        request = dist.isend(half, 1 - rank)
+        dist.recv(received, 1 - rank)
+        request.wait()
     torch.cuda.synchronize()
     facts["p2p_ok"] = bool(torch.isfinite(received).all().item())
     dist.barrier()
@@ -102,7 +117,7 @@ def run(name: str, guard: str, extra: dict) -> dict:
     for line in outputs[0].splitlines():
         if line.startswith("RESULT "):
             row.update(json.loads(line[7:]))
-    keep = ("WARN", "rror", "via", "Abort", "abort", "terminate", "Traceback", "ncclProxy", "cuMem")
+    keep = ("WARN", "rror", "illegal", "Abort", "abort", "terminate", "Traceback", "ncclProxy")
     row["nccl"] = [line[-220:] for out in outputs for line in out.splitlines() if any(k in line for k in keep)][:40]
     row["tail"] = [out.splitlines()[-6:] for out in outputs]
     return row
@@ -110,7 +125,7 @@ def run(name: str, guard: str, extra: dict) -> dict:
 
 def main() -> int:
     rows = []
-    for name, (guard, extra) in CONFIGS.items():
+    for name, (guard, extra) in (P2P_CONFIGS if os.environ.get("PROBE_P2P") else CONFIGS).items():
         started = time.perf_counter()
         row = run(name, guard, extra)
         row["seconds"] = round(time.perf_counter() - started, 1)
