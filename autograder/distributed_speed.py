@@ -14,6 +14,7 @@ import time
 import torch
 
 from .distributed import BusBandwidthSpeed, Ranks, _missing_message, _setup, compare, decode_outputs, free_port
+from .session import WorkerGone
 
 LIBRARY_MODULE = "library_ranks.py"
 
@@ -48,15 +49,24 @@ def compare_speed(g, speed: BusBandwidthSpeed, backend: str) -> dict:
         if learner.grow(speed.world_size):
             return {"note": "your code could not be loaded for the timed run"}
         timed = _timed_run(g, learner, speed, seed, backend, check=True)
+    except WorkerGone as exc:
+        # The cases passed, so their points stand: a rank that dies only on the timed run's backend
+        # costs the speed part, and the note says where.
+        return {**row, "note": f"on {backend}, {exc}"}
     finally:
         learner.end()
     if "seconds" not in timed:
         return {**row, **timed}
     row["candidate_s"] = timed["seconds"]
     # The library's collective in trusted ranks, once the learner's processes are gone.
-    library = _library_ranks(g, speed)
+    try:
+        library = _library_ranks(g, speed)
+    except WorkerGone as exc:
+        return {**row, "note": f"the library's collective could not be timed: {exc}"}
     try:
         base = _timed_run(g, library, speed, seed, backend, check=False)
+    except WorkerGone as exc:
+        base = {"note": str(exc)}
     finally:
         library.end()
     if "seconds" not in base:
@@ -71,12 +81,21 @@ def compare_speed(g, speed: BusBandwidthSpeed, backend: str) -> dict:
 
 
 def _library_ranks(g, speed: BusBandwidthSpeed):
-    from .session import Session
-
     path = os.path.join(g.workdir, LIBRARY_MODULE)
     with open(path, "w", encoding="utf-8") as f:
         f.write(speed.library_source)
     ranks = Ranks(g, 0, reuse_learner=False)
+    try:
+        _start_library_ranks(g, speed, ranks, path)
+    except BaseException:
+        ranks.end()
+        raise
+    return ranks
+
+
+def _start_library_ranks(g, speed: BusBandwidthSpeed, ranks: Ranks, path: str) -> None:
+    from .session import Session
+
     for rank in range(speed.world_size):
         folder = os.path.join(g.workdir, f"library{rank}")
         os.makedirs(folder, exist_ok=True)
@@ -89,7 +108,6 @@ def _library_ranks(g, speed: BusBandwidthSpeed):
         header, _ = session.ask({"op": "load", "module": path, "entry": "library_collective", "arguments": ["tensor"], "keywords": True}, timeout=g.remaining())
         if not header.get("loaded"):
             raise RuntimeError(f"the library's ranks could not load their collective: {header}")
-    return ranks
 
 
 def _timed_run(g, ranks: Ranks, speed: BusBandwidthSpeed, seed: int, backend: str, check: bool) -> dict:

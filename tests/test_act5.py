@@ -123,11 +123,19 @@ def test_honest_ring_passes_on_every_world_size():
     assert "needs 2 GPUs" in result["speed_note"]
 
 
-def test_timed_protocol_on_gloo(tmp_path):
+def _solution_ring() -> str:
+    from autograder import source
+
+    cells = source.notebook_cells(str(ROOT / "solutions" / "act5-multi-gpu" / "ring_all_reduce.ipynb"))
+    return source.extract(cells, "ring_all_reduce")
+
+
+@pytest.mark.parametrize("submission", ["isend then recv", "the reference (batch_isend_irecv)"])
+def test_timed_protocol_on_gloo(tmp_path, submission):
     """The speed part's protocol (arm, go, read two calls back, the library in trusted ranks), on
     CPU tensors: what runs on NCCL with two GPUs."""
     module = tmp_path / "submission.py"
-    module.write_text(HONEST_RING)
+    module.write_text(HONEST_RING if submission == "isend then recv" else _solution_ring())
     problem = registry.get("act5.ring_all_reduce")
     g = SimpleNamespace(
         workdir=str(tmp_path), device="cpu", problem=problem, learner=None, remaining=lambda: 200.0,
@@ -197,6 +205,27 @@ def test_ranks_reach_each_others_abstract_sockets(tmp_path):
     )
     row = distributed_speed.compare_speed(g, speed, "gloo")
     assert "ratio" in row, row
+
+
+def test_a_rank_that_dies_in_the_timed_run_costs_only_the_speed(tmp_path):
+    """A ring whose ranks die only on the timed run (on two H100s an isend-then-recv ring aborted
+    NCCL): the speed part says why, and the error does not end the grading."""
+    module = tmp_path / "submission.py"
+    module.write_text("import os\n" + HONEST_RING.replace(
+        "    rank, world = dist.get_rank(), dist.get_world_size()\n",
+        "    if tensor.numel() == 1000:\n        os.abort()\n    rank, world = dist.get_rank(), dist.get_world_size()\n",
+    ))
+    problem = registry.get("act5.ring_all_reduce")
+    g = SimpleNamespace(
+        workdir=str(tmp_path), device="cpu", problem=problem, learner=None, remaining=lambda: 200.0,
+        job={"module": str(module), "entry": "ring_all_reduce", "problem": problem.name},
+    )
+    speed = distributed.BusBandwidthSpeed(
+        library="gloo all_reduce", library_source=collectives.NCCL_ALL_REDUCE, world_size=2, numel=1000,
+        scale=problem.speed.scale, solution_target=0.0, calls=2,
+    )
+    row = distributed_speed.compare_speed(g, speed, "gloo")
+    assert "ratio" not in row and "on gloo" in row["note"] and "SIGABRT" in row["note"], row
 
 
 def test_timed_protocol_catches_a_wrong_timed_call(tmp_path):
