@@ -22,6 +22,8 @@ MATMUL_NAMES = (
     "sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas",
     "ampere_sgemm_128x64_tn",
     "cutlass_80_tensorop_s1688gemm_64x64_16x6_nn_align4",
+    # cuBLASLt's own kernels on Hopper with CUDA 13 (seen on an H100): no "gemm" in the name.
+    "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT",
 )
 OTHER_NAMES = (
     "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#2}::operator()() const::{lambda(float)#1}, std::array<char*, 2ul> >(int, at::native::GeluCUDAKernelImpl(at::TensorIteratorBase&, at::native::GeluType)::{lambda()#2}::operator()() const::{lambda()#2}::operator()() const::{lambda(float)#1}, std::array<char*, 2ul>)",
@@ -40,7 +42,7 @@ FLAVOURS = {
 }
 
 
-def _trace(r: random.Random, flavour: str, launches: int) -> dict:
+def _trace(r: random.Random, flavour: str, launches: int, matmul_names: tuple = MATMUL_NAMES) -> dict:
     """A Chrome trace of one profiled step, shaped like torch.profiler's on a GPU."""
     (gap_lo, gap_hi), (dur_lo, dur_hi), matmul_share = FLAVOURS[flavour]
     pid, tid, gpu = 4242, 4242, 0
@@ -53,9 +55,9 @@ def _trace(r: random.Random, flavour: str, launches: int) -> dict:
     ]
     start = base + 1000.0
     cpu, stream_end = start + r.uniform(5.0, 30.0), {7: start, 13: start}
-    names = [r.choice(MATMUL_NAMES) if r.random() < matmul_share else r.choice(OTHER_NAMES) for _ in range(launches)]
+    names = [r.choice(matmul_names) if r.random() < matmul_share else r.choice(OTHER_NAMES) for _ in range(launches)]
     for i, name in enumerate(names, start=2):
-        op = {"ph": "X", "cat": "cpu_op", "name": "aten::mm" if name in MATMUL_NAMES else "aten::add", "pid": pid, "tid": tid, "ts": round(cpu, 3), "dur": 5.0, "args": {"External id": i}}
+        op = {"ph": "X", "cat": "cpu_op", "name": "aten::mm" if name in matmul_names else "aten::add", "pid": pid, "tid": tid, "ts": round(cpu, 3), "dur": 5.0, "args": {"External id": i}}
         launch = {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": pid, "tid": tid, "ts": round(cpu + 1.0, 3), "dur": 3.0, "args": {"correlation": i}}
         stream = 13 if r.random() < 0.15 else 7
         begin = round(max(cpu + 4.0 + r.uniform(1.0, 6.0), stream_end[stream]), 3)
@@ -88,6 +90,8 @@ def trace_cases(seed: int) -> list[dict]:
     r = random.Random(seed)
     cases = [dict(trace=_cpu_only_trace(r), top=TOP), dict(trace=_trace(r, "compute", 3), top=5)]
     cases += [dict(trace=_trace(r, flavour, r.randrange(40, 160)), top=TOP) for flavour in ("overhead", "memory", "compute")]
+    # A compute-bound step on an H100, whose matrix multiplies are all cuBLASLt's nvjet kernels.
+    cases.append(dict(trace=_trace(r, "compute", r.randrange(40, 160), MATMUL_NAMES[-1:]), top=TOP))
     cases += [dict(trace=_trace(r, r.choice(tuple(FLAVOURS)), r.randrange(20, 200)), top=r.randrange(1, 6)) for _ in range(5)]
     return cases
 

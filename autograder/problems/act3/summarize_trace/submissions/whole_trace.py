@@ -18,7 +18,7 @@ def summarize_trace(trace, top):
         if e["cat"] == "kernel":
             totals[e["name"]] = totals.get(e["name"], 0.0) + e["dur"]
     ranked = sorted(totals.items(), key=lambda item: (-item[1], item[0]))[:top]
-    matmul = sum(t for name, t in totals.items() if any(w in name.lower() for w in ("gemm", "matmul", "cutlass")))
+    matmul = sum(t for name, t in totals.items() if any(w in name.lower() for w in ("gemm", "matmul", "cutlass", "nvjet")))
     kernel_time = sum(totals.values())
     regime = "overhead" if idle >= 0.5 or not kernel_time else "compute" if matmul >= 0.5 * kernel_time else "memory"
     return {"top_kernels": [list(pair) for pair in ranked], "idle_share": idle, "regime": regime}
