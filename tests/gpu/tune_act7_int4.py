@@ -2,7 +2,7 @@
 two-dimensional variant that keeps a [BLOCK_N, BLOCK_KB] accumulator and reduces once at the end,
 both at the benchmark sizes (batch 1), against a bf16 cuBLAS GEMV on weights that are not in L2.
 Times are triton.testing.do_bench medians (L2 flushed between calls).
-Run on a GPU: python tests/gpu/tune_act7_int4.py   (about a minute, most of it compiling)."""
+Run on a GPU: python tests/gpu/tune_act7_int4.py   (a few minutes, most of it compiling)."""
 # The lambdas handed to do_bench are called at once, inside the loop that binds their variables.
 # ruff: noqa: B023
 
@@ -64,11 +64,16 @@ def main() -> None:
         # One output per size: the configurations of a size are run and checked one after another.
         out = torch.empty((1, n), dtype=torch.bfloat16, device="cuda")
         args = (x, w, scale, zero, out)
-        for block_n, steps, warps, stages in itertools.product((4, 8, 16, 32), (2, 4, 8), (2, 4, 8), (3,)):
+        # Up to a whole row per step (64 groups at K = 8192): every byte a program needs is requested
+        # at once, the most loads in flight the kernel can have without splitting K.
+        groups = k // 128
+        for block_n, steps, warps, stages in itertools.product((2, 4, 8, 16), (4, 8, 16, 32, 64), (4, 8), (3,)):
+            if steps > groups:
+                continue
             config = dict(BLOCK_N=block_n, GROUPS_PER_STEP=steps, num_warps=warps, num_stages=stages)
             run = functools.partial(solution_kernel[(1, triton.cdiv(n, block_n))], *args, 1, n, k, x.stride(0), w.stride(0), scale.stride(0), zero.stride(0), out.stride(0), GROUP=128, **config)
             results.append(("solution", size, config, run, out, expected, nbytes, cublas_us))
-        for block_n, block_kb, warps, stages in itertools.product((2, 4, 8, 16), (256, 512), (2, 4, 8), (2, 3)):
+        for block_n, block_kb, warps, stages in itertools.product((4, 8, 16), (512, 1024, 2048), (4, 8), (2,)):
             config = dict(BLOCK_N=block_n, BLOCK_KB=block_kb, num_warps=warps, num_stages=stages)
             run = functools.partial(int4_gemv_2d_kernel[(triton.cdiv(n, block_n),)], *args, n, k, w.stride(0), scale.stride(0), zero.stride(0), **config)
             results.append(("2d", size, config, run, out, expected, nbytes, cublas_us))
