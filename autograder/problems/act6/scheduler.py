@@ -25,7 +25,8 @@ import math
 import random
 from dataclasses import dataclass
 
-from ...problem import InteractiveProblem, register
+from ...problem import register
+from ...python_problems import InteractiveProblem
 
 PREFILL_TOKENS_PER_STEP = 256
 BLOCK_SIZE = 16
