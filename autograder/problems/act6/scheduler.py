@@ -224,7 +224,8 @@ class Engine:
 def _model():
     import torch
 
-    from ...tiny_transformer import TINY, TinyTransformer
+    from ...tiny_config import TINY
+    from ...tiny_transformer import TinyTransformer
 
     return TinyTransformer(TINY, seed=0, dtype=torch.float64)
 
