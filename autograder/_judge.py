@@ -113,9 +113,9 @@ class Grading:
             elif kind == "measured":
                 answers.grade_measured(self)
             elif kind == "distributed":
-                from . import distributed, distributed_speed
+                from . import distributed_cases, distributed_speed
 
-                distributed.grade(self)
+                distributed_cases.grade(self)
                 distributed_speed.grade_speed(self)
             elif kind == "trace":
                 answers.grade_traces(self)

@@ -288,7 +288,7 @@ class Worker(TimedCalls):
             "watch": lambda r, p: (self.watch_kernels(r), b""),
             "harness": self.run_harness,
             "flags": lambda r, p: (self._open_flags(r), b""),
-            # One rank of a distributed exercise (autograder.ranks, judged by autograder.distributed).
+            # One rank of a distributed exercise (autograder.ranks, judged by autograder.distributed_cases).
             "rank_call": lambda r, p: self._ranks().call(self, r, p),
             "rank_leave": lambda r, p: (self._ranks().leave(), b""),
             "rank_arm": lambda r, p: (self._bench().arm(self, r), b""),

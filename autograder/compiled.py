@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .problem import CorrectnessOnly
+from .python_problems import CorrectnessOnly
 from .result import CaseResult
 
 # Taken when the harness is imported, before the learner's module is loaded: a submission that

@@ -13,14 +13,16 @@ import time
 
 import torch
 
-from .distributed import BusBandwidthSpeed, Ranks, _missing_message, _setup, compare, decode_outputs, free_port
+from .distributed import BusBandwidthSpeed
+from .distributed_cases import compare, decode_outputs
+from .distributed_ranks import Ranks, free_port, missing_message, rank_setup
 from .session import WorkerGone
 
 LIBRARY_MODULE = "library_ranks.py"
 
 
 def grade_speed(g) -> None:
-    """After the cases (autograder.distributed.grade): the speed of a correct submission, when the
+    """After the cases (autograder.distributed_cases.grade): the speed of a correct submission, when the
     grading is timed and the problem has a speed part."""
     speed = g.problem.speed
     if g.result.status == "PASS" and speed is not None and g.job.get("timed"):
@@ -100,7 +102,7 @@ def _start_library_ranks(g, speed: BusBandwidthSpeed, ranks: Ranks, path: str) -
         folder = os.path.join(g.workdir, f"library{rank}")
         os.makedirs(folder, exist_ok=True)
         session = Session("library", "cpu" if g.device == "cpu" else "cuda", folder, os.path.join(folder, "output.log"), no_triton=True)
-        setup = {**_setup(g, folder, path, "library_collective"), "role": "library"}
+        setup = {**rank_setup(g, folder, path, "library_collective"), "role": "library"}
         session.configure(setup, start_timeout=g.remaining())
         ranks.sessions.append(session)
     for session in ranks.sessions:
@@ -157,13 +159,13 @@ def _timed_run(g, ranks: Ranks, speed: BusBandwidthSpeed, seed: int, backend: st
                     return {"note": f"in the timed run on {backend}: {message}", "wrong": True, "reject": status != "FAIL"}
         answers = ranks.exchange(world, [({"op": "rank_close"}, b"")] * world, 120.0, "closing the group")
         if any(a is None for a in answers):
-            return {"note": _missing_message(world, answers, 120.0, "closing the group")}
+            return {"note": missing_message(world, answers, 120.0, "closing the group")}
     return {"seconds": min(rounds), "rounds": rounds}
 
 
 def _speed_problem(world: int, answers: list) -> str | None:
     if any(a is None for a in answers):
-        return _missing_message(world, answers, 300.0, "the timed run")
+        return missing_message(world, answers, 300.0, "the timed run")
     for rank, (header, _) in enumerate(answers):
         if "error" in header:
             return f"rank {rank} raised {header['error']['type']} in the timed run: {header['error']['message'][:300]}"

@@ -52,7 +52,7 @@ def run_ranks(fn: Callable, world_size: int, inputs: list[dict] | None = None, t
     import torch
 
     from . import source
-    from .distributed import free_port
+    from .distributed_ranks import free_port
 
     inputs = inputs if inputs is not None else [{} for _ in range(world_size)]
     if len(inputs) != world_size:

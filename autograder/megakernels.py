@@ -26,30 +26,31 @@ import math
 import torch
 import torch.nn.functional as F
 
-from . import tiny_transformer as tt
+from .tiny_config import TinyConfig
+from .tiny_numerics import apply_rope, rms_norm, rope_tables
 
 # The profiler-trace helpers of exercise 8.1 and the demos, kept beside the decode step they profile.
 from .traces import GPU_CATEGORIES, TICKS_PER_US, event, synthetic_trace, tick, trace_events  # noqa: F401
 
-EPS = tt.TinyConfig.norm_eps
+EPS = TinyConfig.norm_eps
 LAYER_WEIGHTS = ("attn_norm", "wq", "wk", "wv", "wo", "mlp_norm", "w_gate", "w_up", "w_down")
 
 
-def layer_config(size: tuple) -> tuple[tt.TinyConfig, int]:
+def layer_config(size: tuple) -> tuple[TinyConfig, int]:
     """A layer size is (dim, n_heads, n_kv_heads, head_dim, mlp_hidden, cached)."""
     dim, n_heads, n_kv_heads, head_dim, mlp_hidden, cached = size
-    return tt.TinyConfig(vocab_size=2, dim=dim, n_layers=1, n_heads=n_heads, n_kv_heads=n_kv_heads, head_dim=head_dim,
+    return TinyConfig(vocab_size=2, dim=dim, n_layers=1, n_heads=n_heads, n_kv_heads=n_kv_heads, head_dim=head_dim,
                          mlp_hidden=mlp_hidden, max_seq_len=cached + 1), cached
 
 
-def step_config(size: tuple) -> tuple[tt.TinyConfig, int]:
+def step_config(size: tuple) -> tuple[TinyConfig, int]:
     """A step size is (vocab, dim, n_layers, n_heads, n_kv_heads, head_dim, mlp_hidden, cached)."""
     vocab, dim, n_layers, n_heads, n_kv_heads, head_dim, mlp_hidden, cached = size
-    return tt.TinyConfig(vocab_size=vocab, dim=dim, n_layers=n_layers, n_heads=n_heads, n_kv_heads=n_kv_heads, head_dim=head_dim,
+    return TinyConfig(vocab_size=vocab, dim=dim, n_layers=n_layers, n_heads=n_heads, n_kv_heads=n_kv_heads, head_dim=head_dim,
                          mlp_hidden=mlp_hidden, max_seq_len=cached + 1), cached
 
 
-def _weights(config: tt.TinyConfig, n_layers: int, generator: torch.Generator, device: str) -> dict:
+def _weights(config: TinyConfig, n_layers: int, generator: torch.Generator, device: str) -> dict:
     """Every layer's weights stacked on a leading layer axis, drawn on the device with the scales of
     tiny_transformer's initialisation (variance-preserving projections, the two that write into the
     residual stream scaled down by sqrt(2 * n_layers), norm weights near 1 but not 1)."""
@@ -73,12 +74,12 @@ def _weights(config: tt.TinyConfig, n_layers: int, generator: torch.Generator, d
     }
 
 
-def _cache_and_angles(config: tt.TinyConfig, cached: int, n_layers: int, generator: torch.Generator, device: str) -> dict:
+def _cache_and_angles(config: TinyConfig, cached: int, n_layers: int, generator: torch.Generator, device: str) -> dict:
     shape = (n_layers, config.n_kv_heads, cached, config.head_dim)
     # Keys of a few units give attention weights that are neither uniform nor one-hot.
     k_cache = 2.0 * torch.randn(shape, generator=generator, device=device)
     v_cache = torch.randn(shape, generator=generator, device=device)
-    cos, sin = tt.rope_tables(config, device)
+    cos, sin = rope_tables(config, device)
     return {"k_cache": k_cache, "v_cache": v_cache, "cos": cos[cached].contiguous(), "sin": sin[cached].contiguous()}
 
 
@@ -110,14 +111,14 @@ def step_inputs(size: tuple, seed: int, device: str) -> dict:
 def _rms_norm(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     if x.dtype == torch.float64:
         return x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + EPS) * weight
-    return tt.rms_norm(x, weight, EPS)
+    return rms_norm(x, weight, EPS)
 
 
 def _rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     if x.dtype == torch.float64:
         first, second = x.chunk(2, dim=-1)
         return torch.cat([first * cos - second * sin, first * sin + second * cos], dim=-1)
-    return tt.apply_rope(x, cos, sin)
+    return apply_rope(x, cos, sin)
 
 
 def decode_layer_eager(x, attn_norm, wq, wk, wv, wo, mlp_norm, w_gate, w_up, w_down, k_cache, v_cache, cos, sin):
@@ -188,12 +189,12 @@ def decode_step_graphed(**inputs) -> torch.Tensor:
 # -- traffic and arithmetic ---------------------------------------------------------------------------
 
 
-def _layer_weights(config: tt.TinyConfig) -> int:
+def _layer_weights(config: TinyConfig) -> int:
     c = config
     return c.dim * c.head_dim * (2 * c.n_heads + 2 * c.n_kv_heads) + 3 * c.dim * c.mlp_hidden + 2 * c.dim
 
 
-def _attention_flops(config: tt.TinyConfig, cached: int) -> int:
+def _attention_flops(config: TinyConfig, cached: int) -> int:
     # Scores and the weighted sum of values: 2 * head_dim FLOPs each per query head per position.
     return 4 * config.n_heads * config.head_dim * (cached + 1)
 

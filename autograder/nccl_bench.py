@@ -86,7 +86,7 @@ def measure(world_size: int | None = None, sizes=DEFAULT_SIZES, collectives=COLL
     import torch
     import torch.multiprocessing as mp
 
-    from .distributed import free_port
+    from .distributed_ranks import free_port
 
     if world_size is None:
         world_size = torch.cuda.device_count() if backend == "nccl" else 2

@@ -113,7 +113,7 @@ GPU_SIZES = {"ddp_width": 8192, "ddp_batch": 512, "bucket_elements": 25 * 2**20 
 def measure(world_size: int, sizes: dict = GPU_SIZES, backend: str = "nccl") -> dict:
     import torch.multiprocessing as mp
 
-    from .distributed import free_port
+    from .distributed_ranks import free_port
 
     with tempfile.TemporaryDirectory() as folder:
         module_path = solution_module(folder)

@@ -3,7 +3,7 @@ group the judge names, calls the learner's function on the inputs the judge sent
 the outputs as raw bytes and the communication it saw.
 
 Everything here runs in the learner's process, so nothing here decides a grade: the judge
-(autograder.distributed) made the inputs, keeps the reference, and reads the outputs and the
+(autograder.distributed_cases) made the inputs, keeps the reference, and reads the outputs and the
 record of operations as data. The record comes from a dispatch mode that sees every operation of
 ``torch.distributed`` (``c10d::send``, ``c10d::allreduce_``, ``_c10d_functional::all_reduce``, ...)
 whatever Python path called it; the judge checks that it was still in place when the call returned.

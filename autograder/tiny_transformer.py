@@ -19,9 +19,9 @@ API (all plain PyTorch; weights are ``[out_features, in_features]`` like ``nn.Li
     out = greedy_generate(model, prompt, 8)         # the prompt's 8 greedy continuation tokens
 
 Each sequence of a cache has its own length (``cache.lengths``), so one decode step serves sequences
-of different lengths, as a serving engine's batch does. ``TINY`` is small enough for CPU tests;
-``BENCH`` (about 0.5 B parameters, 1 GB in bf16) makes a decode step read far more weight bytes than
-any L2 holds, so a GPU's decode is memory-bound, and it still fits a 16 GB T4.
+of different lengths, as a serving engine's batch does. Of the shapes (autograder.tiny_config), ``TINY``
+is small enough for CPU tests; ``BENCH`` (about 0.5 B parameters, 1 GB in bf16) makes a decode step read
+far more weight bytes than any L2 holds, so a GPU's decode is memory-bound, and it still fits a 16 GB T4.
 """
 
 from __future__ import annotations
@@ -32,83 +32,9 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-
-@dataclass(frozen=True)
-class TinyConfig:
-    """The shape of the model. ``n_heads`` must be a multiple of ``n_kv_heads`` (GQA: each group of
-    ``n_heads // n_kv_heads`` query heads shares one key/value head; MQA is ``n_kv_heads = 1``)."""
-
-    vocab_size: int = 256
-    dim: int = 64
-    n_layers: int = 2
-    n_heads: int = 4
-    n_kv_heads: int = 2
-    head_dim: int = 16
-    mlp_hidden: int = 160
-    max_seq_len: int = 256
-    rope_theta: float = 10000.0
-    norm_eps: float = 1e-5
-
-    def __post_init__(self):
-        if self.n_heads % self.n_kv_heads:
-            raise ValueError(f"n_heads ({self.n_heads}) must be a multiple of n_kv_heads ({self.n_kv_heads})")
-        if self.head_dim % 2:
-            raise ValueError(f"head_dim ({self.head_dim}) must be even for rotary embeddings")
-
-    @property
-    def group_size(self) -> int:
-        """Query heads per key/value head."""
-        return self.n_heads // self.n_kv_heads
-
-    def kv_bytes_per_token(self, bytes_per_element: int) -> int:
-        """KV-cache bytes one token occupies: a key and a value vector per KV head per layer."""
-        return 2 * self.n_layers * self.n_kv_heads * self.head_dim * bytes_per_element
-
-    def parameter_count(self) -> int:
-        attention = self.dim * self.head_dim * (2 * self.n_heads + 2 * self.n_kv_heads)
-        mlp = 3 * self.dim * self.mlp_hidden
-        per_layer = attention + mlp + 2 * self.dim
-        return 2 * self.vocab_size * self.dim + self.n_layers * per_layer + self.dim
-
-
-# For tests and CPU demos: a forward pass takes milliseconds on a CPU.
-TINY = TinyConfig()
-# For GPU timing: 8 layers of a 2048-wide model, 16 query heads sharing 4 KV heads of 128 (GQA groups of 4), about
-# 0.49 B parameters. A decode step reads every weight once, ~1 GB in bf16, so at small batch it is
-# bound by memory bandwidth, not by the tensor cores.
-BENCH = TinyConfig(vocab_size=32000, dim=2048, n_layers=8, n_heads=16, n_kv_heads=4, head_dim=128,
-                   mlp_hidden=5632, max_seq_len=4096)
-
-
-def _wide(dtype: torch.dtype) -> torch.dtype:
-    """The dtype statistics, rotations and softmax are computed in: float32, or float64 for a float64 model."""
-    return torch.promote_types(dtype, torch.float32)
-
-
-def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
-    """x / sqrt(mean(x^2) + eps) * weight, the statistic taken in float32 (at least) whatever x's dtype."""
-    x32 = x.to(_wide(x.dtype))
-    normed = x32 * torch.rsqrt(x32.pow(2).mean(dim=-1, keepdim=True) + eps)
-    return (normed * weight.to(x32.dtype)).to(x.dtype)
-
-
-def rope_tables(config: TinyConfig, device) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos and sin of position * frequency, [max_seq_len, head_dim // 2], float32."""
-    half = config.head_dim // 2
-    freqs = 1.0 / config.rope_theta ** (torch.arange(half, dtype=torch.float64) / half)
-    angles = torch.arange(config.max_seq_len, dtype=torch.float64)[:, None] * freqs[None, :]
-    return angles.cos().float().to(device), angles.sin().float().to(device)
-
-
-def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotate pairs (x[i], x[i + head_dim/2]) by the position's angles (the "rotate half" layout).
-
-    x: [..., seq, head_dim]; cos, sin: broadcastable to [..., seq, head_dim // 2].
-    """
-    x32 = x.to(_wide(x.dtype))
-    first, second = x32.chunk(2, dim=-1)
-    rotated = torch.cat([first * cos - second * sin, first * sin + second * cos], dim=-1)
-    return rotated.to(x.dtype)
+# BENCH is not used here: the Act 6 notebooks import it from this module, beside the model.
+from .tiny_config import BENCH, TINY, TinyConfig  # noqa: F401
+from .tiny_numerics import apply_rope, rms_norm, rope_tables, wide_dtype
 
 
 @dataclass
@@ -225,7 +151,7 @@ class TinyTransformer(torch.nn.Module):
         c = self.config
         batch, _, sq, hd = q.shape
         grouped = q.reshape(batch, c.n_kv_heads, c.group_size * sq, hd)
-        wide = _wide(q.dtype)
+        wide = wide_dtype(q.dtype)
         scores = (grouped.to(wide) @ k.to(wide).transpose(-1, -2)) / math.sqrt(hd)
         scores = scores.view(batch, c.n_kv_heads, c.group_size, sq, -1)
         scores = scores.masked_fill(~mask[:, None, None], float("-inf"))
@@ -239,7 +165,7 @@ class TinyTransformer(torch.nn.Module):
         return h + block.mlp(h, self.config.norm_eps)
 
     def _logits(self, x: torch.Tensor) -> torch.Tensor:
-        return F.linear(rms_norm(x, self.final_norm, self.config.norm_eps), self.lm_head).to(_wide(x.dtype))
+        return F.linear(rms_norm(x, self.final_norm, self.config.norm_eps), self.lm_head).to(wide_dtype(x.dtype))
 
     @torch.no_grad()
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from autograder import distributed, distributed_speed, grading, ranks, registry
+from autograder import distributed, distributed_cases, distributed_speed, grading, ranks, registry
 from autograder.problems.act5 import collectives
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,10 +44,10 @@ def ring_all_reduce(tensor):
 def test_outputs_cross_as_raw_bytes():
     values = (torch.arange(5, dtype=torch.float32), torch.ones(2, 3, dtype=torch.float64))
     meta, data = ranks.encode_outputs(values, ["a", "b"])
-    got = distributed.decode_outputs(meta, data, ["a", "b"])
+    got = distributed_cases.decode_outputs(meta, data, ["a", "b"])
     assert torch.equal(got["a"], values[0]) and torch.equal(got["b"], values[1])
     with pytest.raises(ValueError):
-        distributed.decode_outputs([{**meta[0], "nbytes": 400}, meta[1]], data, ["a", "b"])
+        distributed_cases.decode_outputs([{**meta[0], "nbytes": 400}, meta[1]], data, ["a", "b"])
     with pytest.raises(TypeError, match="expected a and b"):
         ranks.encode_outputs(values[0], ["a", "b"])
     with pytest.raises(TypeError, match="torch.Tensor"):
@@ -56,15 +56,15 @@ def test_outputs_cross_as_raw_bytes():
 
 def test_compare_names_the_rank_and_the_place():
     want = torch.zeros(4, dtype=torch.float64)
-    assert distributed.compare({"out": want.float()}, {"out": want}, {"out": 0.0}, 2) is None
+    assert distributed_cases.compare({"out": want.float()}, {"out": want}, {"out": 0.0}, 2) is None
     bad = want.clone()
     bad[3] = 1.0
-    message = distributed.compare({"out": bad}, {"out": want}, {"out": 1e-6}, 2)
+    message = distributed_cases.compare({"out": bad}, {"out": want}, {"out": 1e-6}, 2)
     assert message.startswith("rank 2: out wrong at 1 of 4") and "at 3: got 1" in message
-    assert "shape" in distributed.compare({"out": want[:3]}, {"out": want}, {"out": 0.0}, 0)
+    assert "shape" in distributed_cases.compare({"out": want[:3]}, {"out": want}, {"out": 0.0}, 0)
     nan = want.clone()
     nan[0] = float("nan")
-    assert distributed.compare({"out": nan}, {"out": want}, {"out": 1.0}, 0)
+    assert distributed_cases.compare({"out": nan}, {"out": want}, {"out": 1.0}, 0)
 
 
 def _records(world, n, *, extra=(), sent=None, received=None):

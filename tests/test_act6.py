@@ -255,6 +255,7 @@ def test_a_class_in_a_script_is_collected_with_what_it_uses(tmp_path):
 # --- the continuous-batching scheduler ----------------------------------------------------------------
 
 from autograder.problems.act6 import scheduler as sched  # noqa: E402
+from autograder.problems.act6.batching_engine import Engine  # noqa: E402
 
 SCHEDULER = registry.get("act6.scheduler")
 SCHEDULER_SOLUTION = "solutions/act6-serving/scheduler.ipynb"
@@ -290,7 +291,7 @@ def test_static_batching_is_correct_and_earns_no_throughput_points():
 def test_the_engine_generates_what_each_request_alone_generates():
     requests = sched.make_trace(3, burst=6, stream=4, rate=0.5)
     model = sched._model()
-    ran = sched.Engine(requests, model).run(sched._Local(_scheduler_class()))
+    ran = Engine(requests, model).run(sched._Local(_scheduler_class()))
     from autograder.tiny_transformer import greedy_generate
 
     assert all(ran["outputs"][q.rid] == greedy_generate(model, q.prompt, q.max_new) for q in requests)

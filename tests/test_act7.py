@@ -18,6 +18,7 @@ from autograder import exact, grading, jsonable, registry
 from autograder.problems.act7 import quantize as q
 from autograder.problems.act7.fp8_matmul import reference as fp8_reference
 from autograder.problems.act7.int4_gemv import reference as gemv_reference
+from autograder.problems.act7.quantize_judges import int4_round_trip_allowed
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions" / "act7-quantization"
@@ -152,7 +153,7 @@ def test_dequantising_in_another_order_of_operations_passes_and_a_wrong_group_fa
 def test_the_bounds_are_half_a_step_and_not_a_whole_one():
     w = torch.tensor([[0.0, 1.0, 0.5]])
     scale = torch.tensor([[1.0 / 15]])
-    allowed = q.int4_round_trip_allowed(w, scale, 3)
+    allowed = int4_round_trip_allowed(w, scale, 3)
     assert torch.all(allowed < 0.51 / 15) and torch.all(allowed >= 0.5 / 15)
 
 

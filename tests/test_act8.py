@@ -14,6 +14,8 @@ import torch
 from autograder import exact, grading, launch_count, megakernels, registry
 from autograder import tiny_transformer as tt
 from autograder.problems.act8.bubbles import reference as bubbles
+from autograder.tiny_config import TINY
+from autograder.tiny_numerics import rms_norm
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = ROOT / "solutions" / "act8-megakernels"
@@ -37,10 +39,10 @@ def _model_inputs(model: tt.TinyTransformer, cache: tt.KVCache, token: torch.Ten
 
 
 def test_eager_step_is_the_tiny_models_decode_step():
-    model = tt.TinyTransformer(tt.TINY, seed=3)
+    model = tt.TinyTransformer(TINY, seed=3)
     cached = 9
     cache = model.new_cache(1)
-    model.prefill(torch.randint(tt.TINY.vocab_size, (1, cached), generator=torch.Generator().manual_seed(1)), cache)
+    model.prefill(torch.randint(TINY.vocab_size, (1, cached), generator=torch.Generator().manual_seed(1)), cache)
     token = torch.tensor([17])
     inputs = _model_inputs(model, cache, token, cached)
     expected = model.decode_step(token, cache)[0]
@@ -53,7 +55,7 @@ def test_eager_layer_is_one_layer_of_the_step():
     x = inputs["embed"][inputs["token"][0]]
     layer = megakernels.decode_layer_eager(x, *(inputs[name][0] for name in megakernels.LAYER_WEIGHTS), inputs["k_cache"][0], inputs["v_cache"][0],
                                            inputs["cos"], inputs["sin"])
-    logits = torch.nn.functional.linear(tt.rms_norm(layer, inputs["final_norm"], megakernels.EPS), inputs["lm_head"])
+    logits = torch.nn.functional.linear(rms_norm(layer, inputs["final_norm"], megakernels.EPS), inputs["lm_head"])
     torch.testing.assert_close(logits, megakernels.decode_step_eager(**inputs), rtol=0, atol=1e-6)
 
 

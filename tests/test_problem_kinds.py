@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import measured, problem, registry
+from autograder import measured, python_problems, registry
 from autograder.problems import folders
 
 EXACT_SPEC = """
@@ -57,7 +57,7 @@ def make_folder(tmp_path, monkeypatch):
 
 def test_an_exact_spec_becomes_an_exact_problem(make_folder):
     loaded = folders.load(make_folder("exact_ok", EXACT_SPEC, EXACT_REFERENCE))
-    assert isinstance(loaded, problem.ExactProblem) and loaded.kind == "exact"
+    assert isinstance(loaded, python_problems.ExactProblem) and loaded.kind == "exact"
     assert (loaded.name, loaded.function, loaded.correctness_points, loaded.rel_tol) == ("actx.demo", "demo", 2.0, 1e-6)
     assert loaded.reference(**loaded.make_cases(21)[0]) == 42
 

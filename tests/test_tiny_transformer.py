@@ -9,7 +9,9 @@ import math
 import pytest
 import torch
 
-from autograder.tiny_transformer import BENCH, TINY, TinyConfig, TinyTransformer, apply_rope, greedy_generate, rope_tables
+from autograder.tiny_config import BENCH, TINY, TinyConfig
+from autograder.tiny_numerics import apply_rope, rope_tables
+from autograder.tiny_transformer import TinyTransformer, greedy_generate
 
 MQA = dataclasses.replace(TINY, n_heads=4, n_kv_heads=1)
 MHA = dataclasses.replace(TINY, n_heads=4, n_kv_heads=4)

@@ -9,7 +9,7 @@ A spec's ``kind`` (default "kernel") says which of the grader's three kinds of p
 - "exact": a Python answer with one right value; ``reference.py`` defines ``make_cases`` and
   ``reference`` and optionally ``judge`` (answers with tensors, or right within a derived bound) and
   ``describe_case`` (how the report names a case whose arguments are too long to print);
-  the spec may set ``rel_tol`` (autograder.problem.ExactProblem).
+  the spec may set ``rel_tol`` (autograder.python_problems.ExactProblem).
 - "measured": a Python answer checked against the grader's own measurement on this GPU; the spec
   names the function's ``arguments``, ``reference.py`` defines ``make_ops`` and ``judge``
   (autograder.measured.MeasuredProblem).
@@ -28,7 +28,8 @@ else:
 
 from .. import metrics
 from ..measured import MeasuredProblem
-from ..problem import ExactProblem, LinearScale, Problem
+from ..problem import LinearScale, Problem
+from ..python_problems import ExactProblem
 
 SPEC = "spec.toml"
 PROBLEMS_ROOT = Path(__file__).resolve().parent

@@ -44,7 +44,7 @@ def rank_main(rank: int, port: int, guard: str, folder: str) -> None:
     import torch
 
     from autograder import osguard
-    from autograder.distributed import _device_files
+    from autograder.distributed_ranks import device_files
 
     torch.cuda.set_device(rank)
     torch.cuda.init()
@@ -52,7 +52,7 @@ def rank_main(rank: int, port: int, guard: str, folder: str) -> None:
     if guard.startswith(("both", "ptrace")):
         facts["ptrace_dropped"] = osguard.drop_ptrace()
     if guard.startswith(("both", "landlock")):
-        facts["sandbox"] = osguard.confine([folder, *_device_files("cuda")], abstract_sockets=guard.endswith("sockets"))
+        facts["sandbox"] = osguard.confine([folder, *device_files("cuda")], abstract_sockets=guard.endswith("sockets"))
     import datetime
 
     import torch.distributed as dist

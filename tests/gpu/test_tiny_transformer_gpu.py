@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from autograder.tiny_transformer import TINY, TinyTransformer
+from autograder.tiny_config import TINY
+from autograder.tiny_transformer import TinyTransformer
 
 pytestmark = pytest.mark.gpu
 

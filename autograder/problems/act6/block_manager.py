@@ -18,7 +18,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from ...problem import Trace, TraceProblem, register
+from ...problem import register
+from ...python_problems import Trace, TraceProblem
 
 
 @dataclass

@@ -1,1 +1,1 @@
-"""Act 7: quantisation. Its exact exercises (quantize.py) and its kernel problem folders (int4_gemv, fp8_matmul)."""
+"""Act 7: quantisation. Its exact exercises (formats and references in quantize.py, judges in quantize_judges.py, cases in quantize_cases.py) and its kernel problem folders (int4_gemv, fp8_matmul)."""

@@ -1,0 +1,161 @@
+"""The correctness cases of a distributed exercise: every rank called on its own inputs over gloo,
+each rank's outputs read back from raw bytes and checked against the judge's answers, and the ranks'
+record of communication judged by the problem's ``check_comm``."""
+
+from __future__ import annotations
+
+import math
+import pickle
+import secrets
+import time
+from collections.abc import Sequence
+
+import torch
+
+from .distributed_ranks import Ranks, free_port, missing_message
+from .result import CaseResult
+
+
+# -- outputs --------------------------------------------------------------------------------------------
+def decode_outputs(meta: list, data: bytes, names: Sequence[str]) -> dict:
+    """The raw bytes a rank sent, back to tensors (the judge reads data, never objects)."""
+    from . import shared
+
+    if not isinstance(meta, list) or [m.get("name") for m in meta] != list(names):
+        raise ValueError("the outputs do not match what was asked for")
+    out, offset = {}, 0
+    for m in meta:
+        dtype = shared.DTYPES[m["dtype"]]
+        shape = [int(d) for d in m["shape"]]
+        nbytes = int(m["nbytes"])
+        count = math.prod(shape)
+        if nbytes != count * torch.empty((), dtype=dtype).element_size() or offset + nbytes > len(data):
+            raise ValueError("the outputs' sizes do not add up")
+        chunk = bytearray(data[offset : offset + nbytes])
+        out[m["name"]] = torch.frombuffer(chunk, dtype=dtype).reshape(shape) if nbytes else torch.empty(shape, dtype=dtype)
+        offset += nbytes
+    return out
+
+
+def compare(got: dict, expected: dict, allowed: dict, rank: int) -> str | None:
+    """None when every output of one rank is within its allowed error; else where and by how much."""
+    for name, want in expected.items():
+        have = got[name]
+        if tuple(have.shape) != tuple(want.shape):
+            return f"rank {rank}: {name} has shape {tuple(have.shape)}, expected {tuple(want.shape)}"
+        if not have.dtype.is_floating_point:
+            return f"rank {rank}: {name} has dtype {have.dtype}, expected a floating-point tensor"
+        error = (have.double() - want.double()).abs()
+        bound = allowed[name]
+        bound = bound.double() if isinstance(bound, torch.Tensor) else torch.full_like(error, float(bound))
+        bad = ~(error <= bound)
+        if bool(bad.any()):
+            flat = bad.reshape(-1).nonzero()[:3].reshape(-1).tolist()
+            shown = "; ".join(
+                f"at {i}: got {have.reshape(-1)[i].item():.6g}, expected {want.reshape(-1)[i].item():.6g}" for i in flat
+            )
+            return f"rank {rank}: {name} wrong at {int(bad.sum())} of {bad.numel()} elements ({shown})"
+    return None
+
+
+# -- the grading ----------------------------------------------------------------------------------------
+def grade(g) -> None:
+    """Every case of a distributed problem (its speed is autograder.distributed_speed's, next)."""
+    from .session import WorkerGone
+
+    problem = g.problem
+    ranks = Ranks(g, 1)
+    g.result.extra["backend"] = "gloo"
+    g.result.device_name = f"CPU (gloo, {', '.join(map(str, problem.world_sizes))} ranks)"
+    try:
+        for world, size in problem.cases:
+            failed = ranks.grow(world)
+            if failed:
+                error = failed.get("error")
+                g.fail_hard("ERROR", f"your code failed while being loaded on another rank: {error['type']}: {error['message']}" if error else failed.get("missing", "your code could not be loaded"))
+                return
+            started = time.monotonic()
+            going = _case(g, ranks, world, size)
+            g.result.extra.setdefault("case_seconds", []).append(round(time.monotonic() - started, 3))
+            if not going or not g.result.cases[-1].passed:
+                break
+        g.stage("correctness")
+        g.pass_if_all("every rank returned the right answer", "a case failed: see below")
+    except WorkerGone as gone:
+        g.fail_hard(gone.status, str(gone))
+    finally:
+        output = ranks.logs()
+        ranks.end()
+        if output:
+            g.result.extra["rank_output"] = output
+
+
+def _case(g, ranks: Ranks, world: int, size) -> bool:
+    """One case on the first ``world`` ranks; False when the grading cannot go on."""
+    problem = g.problem
+    seed = secrets.randbits(62)
+    inputs = problem.make_case(size, world, seed)
+    expected = problem.reference(inputs)
+    allowed = problem.tolerance(inputs, expected)
+    label = problem.size_label(world, size)
+    timeout = min(problem.case_timeout, g.remaining())
+    port = free_port()
+    requests = [
+        ({"op": "rank_call", "rank": r, "world_size": world, "port": port, "timeout": timeout + 30, "outputs": list(problem.outputs), "trace": problem.trace}, pickle.dumps(inputs[r]))
+        for r in range(world)
+    ]
+    answers = ranks.exchange(world, requests, timeout, "the call")
+    if any(a is None for a in answers):
+        g.result.cases.append(CaseResult.from_dict({"size": label, "passed": False, "message": "did not finish"}))
+        g.fail_hard("TIMEOUT", missing_message(world, answers, timeout, "the call"))
+        return False
+    headers = [h for h, _ in answers]
+    g.result.extra.setdefault("rank_seconds", []).append([h.get("seconds") for h in headers])
+    for rank, header in enumerate(headers):
+        if "error" in header:
+            error = header["error"]
+            if error.get("refused"):
+                g.fail_hard("REJECT", error["message"])
+                return False
+            g.result.cases.append(CaseResult.from_dict({"size": label, "passed": False, "message": f"rank {rank} raised {error['type']}: {error['message'][:300]}"}))
+            g.result.traceback = error.get("traceback")
+            return False
+        if "wrong_type" in header:
+            g.result.cases.append(CaseResult.from_dict({"size": label, "passed": False, "message": f"rank {rank}: {header['wrong_type']}"}))
+            return False
+    wrong = None
+    for rank, (header, payload) in enumerate(answers):
+        try:
+            got = decode_outputs(header.get("outputs"), payload, problem.outputs)
+        except (ValueError, KeyError, TypeError) as exc:
+            wrong = f"rank {rank}: the outputs could not be read ({exc})"
+            break
+        wrong = compare(got, expected[rank], allowed[rank], rank)
+        if wrong:
+            break
+    comm_note = ""
+    if problem.check_comm is not None:
+        records = [h.get("comm") or [] for h in headers]
+        if not all(h.get("record_active") for h in headers):
+            g.fail_hard("REJECT", "the grader's record of your communication was taken off during the call: it must stay in place")
+            return False
+        status, message = problem.check_comm(records, world, size, inputs)
+        # A library collective is decisive whatever the answers; right answers that the recorded
+        # traffic cannot explain are rejected; a wrong answer is reported as itself.
+        if status == "REJECT" or (status == "UNEXPLAINED" and wrong is None):
+            g.fail_hard("REJECT", message)
+            return False
+        if status == "FAIL":
+            wrong = message if wrong is None else f"{wrong}. Also: {message}"
+        elif status is None:
+            comm_note = message
+    g.result.cases.append(CaseResult.from_dict({"size": label, "passed": wrong is None, "message": wrong or comm_note}))
+    return _leave(g, ranks, world)
+
+
+def _leave(g, ranks: Ranks, world: int) -> bool:
+    answers = ranks.exchange(world, [({"op": "rank_leave"}, b"")] * world, min(60.0, g.remaining()), "leaving the process group")
+    if any(a is None for a in answers):
+        g.fail_hard("TIMEOUT", missing_message(world, answers, 60.0, "leaving the process group"))
+        return False
+    return True
