@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import classroom, grading, metrics, notebooks, registry, report, versions
+from . import class_csv, classroom, grading, metrics, nbgrader_gradebook, notebooks, registry, report, student_records, versions
 from . import problem as problem_mod
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -105,7 +105,7 @@ def grade(args) -> int:
     Path(args.json).write_text(json.dumps(payload, indent=2, default=str))
     print(f"wrote {args.json}")
     if args.csv:
-        classroom.write_rows_csv(Path(args.csv), [classroom.exercise_rows(r, "", "", Path(r["notebook"]).stem, []) | {"notebook": r["notebook"]} for r in results])
+        class_csv.write_rows_csv(Path(args.csv), [class_csv.exercise_rows(r, "", "", Path(r["notebook"]).stem, []) | {"notebook": r["notebook"]} for r in results])
         print(f"wrote {args.csv}")
     return 0
 
@@ -146,8 +146,8 @@ def grade_class(args) -> int:
 
 def gradebook(args) -> int:
     out = Path(args.grades)
-    for assignment in args.assignment or classroom.assignments_graded(out):
-        written = classroom.write_gradebook(out, args.db, assignment)
+    for assignment in args.assignment or student_records.assignments_graded(out):
+        written = nbgrader_gradebook.write_gradebook(out, args.db, assignment)
         print(f"{assignment}: wrote {written} graded cells' scores into {args.db}")
     return 0
 

@@ -1,7 +1,7 @@
 """Distributed exercises: the learner's function runs as N ranks of a ``torch.distributed`` group,
 and the judge checks what every rank returns against answers it computed itself.
 
-How a grading goes (the judge, autograder._judge, calls autograder.distributed_cases.grade):
+How a grading goes (the judge, autograder.judge_grading, calls autograder.distributed_cases.grade):
 
 - Ranks are workers (autograder._worker; autograder.distributed_ranks), one process each, started, sandboxed and ended by the
   judge like the single worker of every other exercise: rank 0 is the grading's learner worker,

@@ -1,6 +1,6 @@
 """What a grading found and decided, typed: a case, a timing, a benchmark row, the whole result.
 
-The judge fills a ProblemResult as its stages run (autograder._judge), autograder.verdict decides
+The judge fills a ProblemResult as its stages run (autograder.judge_grading), autograder.verdict decides
 the verdict and points from it, autograder.report renders it. Between processes and in the files a
 run records it travels as JSON: ``to_dict`` writes the keys the result has always had, ``from_dict``
 reads them back (keys it does not know are kept as they came).

@@ -272,7 +272,7 @@ def _graph_grading(make_graphed) -> dict:
     """graphs.grade with the worker's harness called in this process, on the CPU: every check but
     the capture itself, which needs a GPU (the GPU run grades the solution notebook and the
     adversarial submissions on one)."""
-    from autograder import _judge, graphs
+    from autograder import graphs, judge_grading
 
     problem = dataclasses.replace(registry.get("act3.cuda_graph"), timed_calls=20)
     harness = graphs.Harness(problem)
@@ -286,8 +286,8 @@ def _graph_grading(make_graphed) -> dict:
         device="cpu", problem=problem, stopped=False, result=ProblemResult(problem=problem.name),
         learner=types.SimpleNamespace(ask=ask, end=lambda: None), remaining=lambda: 60.0, stage=lambda name: None,
     )
-    grading_.fail_hard = lambda status, message, traceback=None: _judge.Grading.fail_hard(grading_, status, message, traceback)
-    grading_.pass_if_all = lambda good, bad: _judge.Grading.pass_if_all(grading_, good, bad)
+    grading_.fail_hard = lambda status, message, traceback=None: judge_grading.Grading.fail_hard(grading_, status, message, traceback)
+    grading_.pass_if_all = lambda good, bad: judge_grading.Grading.pass_if_all(grading_, good, bad)
     graphs.grade(grading_)
     return grading_.result.to_dict()
 

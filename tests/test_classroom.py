@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import classroom, nbgrader_plugin, verdict
+from autograder import class_csv, graded_cells, nbgrader_gradebook, nbgrader_plugin, student_records, verdict
 from tests import class_of_three as klass
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -164,11 +164,11 @@ def test_class_csv_has_full_names_statuses_and_totals(course):
     assert float(rows[klass.ALICE, "act0.vector_add"]["max_points_here"]) == 2.0 and float(rows[klass.ALICE, "act0.vector_add"]["max_points"]) == 4.0
     assert rows[klass.ALICE, "act0.saxpy"]["status"] == verdict.NEEDS_GPU and float(rows[klass.ALICE, "act0.saxpy"]["max_points_here"]) == 0.0
     assert rows[klass.BOB, "act0.vector_add"]["status"] in ("ERROR", "FAIL") and "NotImplementedError" in rows[klass.BOB, "act0.vector_add"]["note"]
-    assert rows[klass.BOB, "act0.saxpy"]["status"] == classroom.MISSING
+    assert rows[klass.BOB, "act0.saxpy"]["status"] == class_csv.MISSING
     assert float(rows[klass.CAROL, "act0.vector_add"]["points"]) == 0.0
     act1 = {(r["student"], r["exercise"]): r for r in _csv(out / "act1-hierarchy.csv")}
     tampered = act1[klass.BOB, "act1.time_bounds"]
-    assert tampered["status"] == classroom.TAMPERED and f"graded cell {klass.DELETED} was deleted" in tampered["note"]
+    assert tampered["status"] == class_csv.TAMPERED and f"graded cell {klass.DELETED} was deleted" in tampered["note"]
     assert act1[klass.ALICE, "act1.time_bounds"]["status"] == "PASS"
     assert not any(student == klass.CAROL for student, _ in act1)  # she handed in nothing for Act 1
     totals = {r["student"]: r for r in _csv(out / "act1-hierarchy-totals.csv")}
@@ -233,8 +233,8 @@ def test_gpu_scores_are_written_into_the_gradebook(course, tmp_path):
     for row in record["rows"]:
         if row["exercise"] == "act0.vector_add":
             row.update(points=3.5, speed_points=1.5, status="PASS", parts={"correctness": "PASS", "speed": "PASS", "all": "PASS"})
-    classroom.write_record(tmp_path / "gpu", {**record, "device": "cuda"})
-    written = classroom.write_gradebook(tmp_path / "gpu", f"sqlite:///{tmp_path / 'gradebook.db'}", "act0-start")
+    student_records.write_record(tmp_path / "gpu", {**record, "device": "cuda"})
+    written = nbgrader_gradebook.write_gradebook(tmp_path / "gpu", f"sqlite:///{tmp_path / 'gradebook.db'}", "act0-start")
     assert written == 2  # vector_add's two cells; saxpy still NEEDS GPU, so left as it is
     from nbgrader.api import Gradebook
 
@@ -273,15 +273,15 @@ def test_kernel_claims_are_read_only_from_results():
 
 def test_the_release_check_finds_deleted_edited_and_added_cells(tmp_path):
     release = ROOT / "exercises" / "act0-start" / "vector_add.ipynb"
-    released = classroom.released_cells(release)
+    released = graded_cells.released_cells(release)
     nb = json.loads(release.read_text())
-    assert classroom.tampering(release, released) == []
+    assert graded_cells.tampering(release, released) == []
     graded = [c for c in nb["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade")]
     graded[0]["source"] = "2.0"
     graded[1]["metadata"]["nbgrader"]["grade_id"] = "my_own_cell"
     path = tmp_path / "vector_add.ipynb"
     path.write_text(json.dumps(nb))
-    assert classroom.tampering(path, released) == [
+    assert graded_cells.tampering(path, released) == [
         "graded cell vector_add_correctness was edited",
         "graded cell vector_add_speed was deleted",
         "graded cell my_own_cell was added (not in the release)",

@@ -1,0 +1,134 @@
+"""The worker's calls of the learner's code, each answering one request of the judge: a kernel on
+shared inputs (a correctness case), a function on the judge's arguments answered as plain data, a
+stateful object's script, or the grader's harness; and the profiler around them. Mixed into
+autograder._worker.Worker, whose ``setup``, ``device``, ``language``, ``module``, ``fn``,
+``arguments``, ``inputs``, ``object``, ``ops``, ``harness`` and ``watch`` it uses."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+from . import jsonable, learner_code
+
+
+class WorkerCalls:
+    def open_inputs(self, request: dict) -> dict:
+        from . import arrays, shared
+
+        tensors = shared.open_inputs(request["inputs"], self.device)
+        self.inputs[request["id"]] = (tensors, [arrays.to_learner(v, self.language) for v in tensors.values()])
+        return {"opened": True}
+
+    def call(self, request: dict) -> tuple[dict, bytes]:
+        """One call of the learner's function on shared inputs (a correctness case), or, with
+        ``gate``, the calls of one timed window."""
+        from . import arrays, canary, shared
+
+        if request.get("gate") is not None:
+            return self.timed_calls(request)
+        tensors, args = self.inputs[request["id"]]
+        guard = canary.Guard(self.language, self.device, request.get("out_numel", 0), request.get("out_dtype")) if request.get("canary") else None
+        record = self._record_launches()
+        started = time.monotonic()
+        try:
+            with guard or contextlib.nullcontext(), record or contextlib.nullcontext():
+                entered = time.monotonic()
+                raw = self._entry(request)(*args)
+                returned = time.monotonic()
+        except BaseException as exc:  # noqa: BLE001 -- reported as this call's verdict
+            return {"error": learner_code.error(exc, self.setup.get("module"))}, b""
+        try:
+            out = arrays.from_learner(raw, self.language)
+        except TypeError as exc:
+            return {"wrong_type": str(exc)}, b""
+        aliased = arrays.aliased_input(out, [tensors])
+        if aliased:
+            return {"aliases": aliased}, b""
+        facts = {}
+        if guard is not None:
+            guard.settle()
+            facts["past_end"] = bool(guard.wrote_past_the_end(out))
+        # Where the worker's side of a call goes (reported, never used for a grade).
+        facts["worker_seconds"] = {"before": round(entered - started, 4), "function": round(returned - entered, 4), "after": round(time.monotonic() - returned, 4)}
+        if record is not None:
+            facts["cpu_kernels"] = record.summary(out, self.setup.get("module"))
+        meta, payload = shared.describe_output(out)
+        return {"output": meta, **facts}, payload
+
+    def _entry(self, request: dict):
+        # The helper's calls may name another of its entries (its null call between two timed calls
+        # of the library); a learner's worker is only ever sent calls of the function it loaded.
+        if "entry" in request and self.setup["role"] == "library":
+            return getattr(self.module, request["entry"])
+        return self.fn
+
+    def _record_launches(self):
+        if self.device == "cpu" and self.language == "triton" and self.setup["role"] == "learner":
+            from . import interpreter
+            from .launch_record import LaunchSummary
+
+            return LaunchSummary(interpreter.record_launches())
+        return None
+
+    def answer(self, request: dict, payload: bytes) -> tuple[dict, bytes]:
+        """An exact or measured exercise: the learner's function on the judge's arguments, its
+        answer returned as plain data (the bytes of any tensors in it beside the header)."""
+        import pickle
+
+        kwargs = pickle.loads(payload)
+        if request.get("measured_op") is not None:
+            kwargs = self._measured_arguments(request["measured_op"], kwargs)
+        try:
+            got = self.fn(**kwargs) if request.get("keywords") else self.fn(*kwargs.values())
+        except BaseException as exc:  # noqa: BLE001
+            return {"error": learner_code.error(exc, self.setup.get("module"))}, b""
+        blobs: list[bytes] = []
+        try:
+            return {"answer": jsonable.encode(got, blobs=blobs)}, b"".join(blobs)
+        except jsonable.NotPlainData as exc:
+            return {"wrong_type": f"your function returned {exc}"}, b""
+
+    def script(self, request: dict) -> dict:
+        """A trace of a stateful exercise: a fresh object of the learner's class (or, without
+        ``constructor``, the one the previous script built), then each call in order; every result as
+        plain data. The first exception or unreadable result ends the trace (``at`` is its call, -1
+        for the constructor), with the answers before it."""
+        if "constructor" in request:
+            self.object = None
+            try:
+                self.object = self.fn(**request["constructor"])
+            except BaseException as exc:  # noqa: BLE001
+                return {"answers": [], "at": -1, "error": learner_code.error(exc, self.setup.get("module"))}
+        obj = self.object
+        answers = []
+        for index, (method, kwargs) in enumerate(request["calls"]):
+            try:
+                got = getattr(obj, method)(**kwargs)
+            except BaseException as exc:  # noqa: BLE001
+                return {"answers": answers, "at": index, "error": learner_code.error(exc, self.setup.get("module"))}
+            try:
+                answers.append(jsonable.encode(got))
+            except jsonable.NotPlainData as exc:
+                return {"answers": answers, "at": index, "wrong_type": f"returned {exc}"}
+        return {"answers": answers}
+
+    def run_harness(self, request: dict, payload: bytes) -> tuple[dict, bytes]:
+        """A compiled or graphed exercise: the grader's harness calls the learner's functions."""
+        return self.harness(self.module, self.setup["entry"], request, payload, self.device, lambda exc: learner_code.error(exc, self.setup.get("module")))
+
+    def _measured_arguments(self, index: int, scalars: dict) -> dict:
+        op = self.ops[index]
+        available = {"op": op.call, "step": op.call, "op_doubled": op.doubled, **scalars}
+        return {name: available[name] for name in self.arguments}
+
+    def watch_kernels(self, request: dict) -> dict:
+        from . import watch
+
+        if request["action"] == "start":
+            self.watch = watch.Watch(self.device)
+            self.watch.start()
+            return {"watching": True}
+        seen = self.watch.stop() if self.watch else {}
+        self.watch = None
+        return seen
