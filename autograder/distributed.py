@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from .problem import LinearScale
+from .python_problems import CorrectnessAndSpeed
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class BusBandwidthSpeed:
 
 
 @dataclass
-class DistributedProblem:
+class DistributedProblem(CorrectnessAndSpeed):
     """A distributed exercise.
 
     make_case(size, world_size, seed) -> one dict of keyword arguments per rank (tensors, numbers).
@@ -82,14 +83,6 @@ class DistributedProblem:
     language: str = "python"
     notes: dict = field(default_factory=dict)
     kind: ClassVar[str] = "distributed"
-
-    @property
-    def max_points(self) -> float:
-        return self.correctness_points + self.speed_points
-
-    @property
-    def needs_gpu(self) -> bool:
-        return False
 
     @property
     def world_sizes(self) -> list[int]:

@@ -21,6 +21,19 @@ class CorrectnessOnly:
         return False
 
 
+class CorrectnessAndSpeed:
+    """A Python exercise with correctness and speed points whose correctness grades on any machine
+    (its speed part may still need GPUs, and says so in its report)."""
+
+    @property
+    def max_points(self) -> float:
+        return self.correctness_points + self.speed_points
+
+    @property
+    def needs_gpu(self) -> bool:
+        return False
+
+
 @dataclass
 class ExactProblem(CorrectnessOnly):
     """A pure-Python exercise with one right answer: a cost model, a formula, a classification.
@@ -92,7 +105,7 @@ class TraceProblem(CorrectnessOnly):
 
 
 @dataclass
-class InteractiveProblem:
+class InteractiveProblem(CorrectnessAndSpeed):
     """A pure-Python exercise whose answer is an object that makes decisions (a scheduler) while the
     grader's own code acts on them: ``play(learner, seed)`` runs in the judge, builds the learner's
     object with ``learner.new(**constructor)``, asks it with ``learner.call(method, **kwargs)`` (one
@@ -114,11 +127,3 @@ class InteractiveProblem:
     language: str = "python"
     notes: dict = field(default_factory=dict)
     kind: ClassVar[str] = "interactive"
-
-    @property
-    def max_points(self) -> float:
-        return self.correctness_points + self.speed_points
-
-    @property
-    def needs_gpu(self) -> bool:
-        return False
