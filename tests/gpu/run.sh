@@ -92,7 +92,8 @@ fi
 has bench && has solutions && step bench "$PY" -m autograder bench --from "$WORK/graded" --out "$RUN"
 # Untouched exercises only need the right verdict (zero, no crash), and the solution notebooks with
 # only exact answers time nothing, so they share the GPU.
-has exercises && step pytest-exercises-gpu timeout "${EXERCISES_S:-240}" "${PYTEST[@]}" -m gpu -n $((${EXERCISES_N:-8} * NGPU)) -v -k "test_untouched_exercise or test_exact_solution" tests/gpu/test_notebooks_gpu.py
+# EXERCISES_K narrows it as SOLUTIONS_K does the solutions (e.g. to the acts whose solutions changed).
+has exercises && step pytest-exercises-gpu timeout "${EXERCISES_S:-240}" "${PYTEST[@]}" -m gpu -n $((${EXERCISES_N:-8} * NGPU)) -v -k "(test_untouched_exercise or test_exact_solution) and (${EXERCISES_K:-not nothing})" tests/gpu/test_notebooks_gpu.py
 # The isolation tests (a crash, a leak, an endless kernel, then an honest grading) read the GPU's
 # free memory and time, so they run alone, before the verdicts. -v prints each verdict as it
 # finishes, so a step cut off by its limit still names its failures.
