@@ -5,6 +5,7 @@ speed part run on gloo (on GPUs it runs on NCCL: tests/gpu/test_act5_gpu.py)."""
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -225,13 +226,14 @@ def test_timed_protocol_catches_a_wrong_timed_call(tmp_path):
     assert row.get("wrong") and "wrong answer" in row["note"]
 
 
-def test_no_rank_process_outlives_a_grading():
+def test_no_rank_process_outlives_a_grading(monkeypatch):
     problem = registry.get("act5.ring_all_reduce")
     hang = "import torch\nimport torch.distributed as dist\n\ndef ring_all_reduce(tensor):\n    dist.recv(torch.empty(1), (dist.get_rank() + 1) % 2)\n"
     before = set(os.listdir("/proc"))
-    result = grading.grade_source(problem, hang, "ring_all_reduce", device="cpu", timeout=120)
-    assert result["status"] == "TIMEOUT" and "ranks 0, 1 of 2 did not finish" in result["message"]
-    mine = str(ROOT).encode()
+    # This grading's judge and workers inherit the mark; the gradings of other tests running beside
+    # this one (pytest-xdist, or another checkout on the machine) do not.
+    mark = f"GPU_BRRR_TEST_GRADING={os.getpid()}-{time.monotonic_ns()}"
+    monkeypatch.setenv(*mark.split("=", 1))
 
     def alive_workers() -> list[str]:
         found = []
@@ -239,9 +241,8 @@ def test_no_rank_process_outlives_a_grading():
             try:
                 with open(f"/proc/{pid}/cmdline", "rb") as f:
                     worker = b"autograder._worker" in f.read()
-                # Workers of this checkout only (other gradings may run on the machine).
                 with open(f"/proc/{pid}/environ", "rb") as f:
-                    ours = mine in f.read()
+                    ours = mark.encode() in f.read().split(b"\0")
                 # A killed process that has not been reaped yet (state Z) has already ended.
                 with open(f"/proc/{pid}/stat") as f:
                     ended = f.read().rsplit(")", 1)[1].split()[0] == "Z"
@@ -250,6 +251,25 @@ def test_no_rank_process_outlives_a_grading():
             if worker and ours and not ended:
                 found.append(pid)
         return found
+
+    # Watched while the grading runs, so the test cannot pass by looking for the wrong processes.
+    seen: set[str] = set()
+    grading_done = threading.Event()
+
+    def watch() -> None:
+        while not grading_done.is_set():
+            seen.update(alive_workers())
+            time.sleep(0.2)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        result = grading.grade_source(problem, hang, "ring_all_reduce", device="cpu", timeout=120)
+    finally:
+        grading_done.set()
+        watcher.join()
+    assert result["status"] == "TIMEOUT" and "ranks 0, 1 of 2 did not finish" in result["message"]
+    assert len(seen) >= 2, f"the test saw {len(seen)} of this grading's workers while it ran"
 
     # The kill is sent before the grading returns; give the kernel a moment to finish it.
     deadline = time.monotonic() + 5
