@@ -286,7 +286,8 @@ SWEEP = [(256, {"TILE": 64, "num_warps": 4, "num_stages": 3}), (256, {"TILE": 64
          (256, {"TILE": 32, "num_warps": 4, "num_stages": 7}), (128, {"TILE": 64, "num_warps": 4, "num_stages": 3}),
          (512, {"TILE": 64, "num_warps": 4, "num_stages": 3}), (512, {"TILE": 64, "num_warps": 4, "num_stages": 5}),
          (256, {"TILE": 128, "num_warps": 8, "num_stages": 3}), (256, {"TILE": 64, "num_warps": 8, "num_stages": 5}),
-         (256, {"TILE": 32, "num_warps": 4, "num_stages": 3}), (256, {"TILE": 16, "num_warps": 2, "num_stages": 7})]
+         (256, {"TILE": 64, "num_warps": 4, "num_stages": 7}), (256, {"TILE": 128, "num_warps": 8, "num_stages": 5}),
+         (256, {"TILE": 16, "num_warps": 2, "num_stages": 7})]
 # (KV heads a program, sequence-major grid, launch configuration); None stands for all of them. One
 # head on either grid order isolates the order; more heads widen each contiguous read, up to whole
 # blocks (TILE * KV_PER rows of the tl.dot).
