@@ -1,0 +1,100 @@
+"""Why the grader's timed windows charge Act 6's paged attention 0.35 ms a call when do_bench times the
+same kernels at 0.21 ms (H100, 2026-11-25): `python3 tests/gpu/probe_paged_window.py [OUT.json]`.
+
+Times the reference solution at the first benchmark size five ways, each the median of several
+windows of CALLS calls between CUDA events, and prints ms a call:
+- do_bench on one input (L2 flushed before each call): what the tuning record measured;
+- a window of CALLS calls on one input, back to back;
+- a window of CALLS calls, each on its own freshly drawn input (as the grader's windows are);
+- the same, the inputs made by another process and opened here through CUDA IPC (as the grader's
+  shared inputs are);
+- the same as the previous window, the GPU first kept idle for 5 ms (as between the grader's windows),
+  with the SM clock nvidia-smi reports sampled around it.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.multiprocessing as mp
+import triton
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tests.gpu.probe_small_calls import solution_module  # noqa: E402
+
+CALLS = 13
+WINDOWS = 7
+SIZE = (64, 32, 8, 128, 16, 4096)
+
+
+def window_ms(fn, inputs_list, idle_ms: float = 0.0) -> float:
+    times = []
+    for _ in range(WINDOWS):
+        torch.cuda.synchronize()
+        if idle_ms:
+            time.sleep(idle_ms / 1e3)
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for inputs in inputs_list:
+            fn(**inputs)
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) / len(inputs_list))
+    return statistics.median(times)
+
+
+def sm_clock() -> str:
+    try:
+        return subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,clocks.mem", "--format=csv,noheader"], capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def producer(queue, done) -> None:
+    problem, _ = solution_module("act6.paged_attention")
+    inputs = [problem.make_inputs(SIZE, 100 + i, "cuda") for i in range(CALLS)]
+    torch.cuda.synchronize()
+    queue.put(inputs)
+    done.wait()
+
+
+def main() -> None:
+    problem, module = solution_module("act6.paged_attention")
+    fn = module.paged_attention
+    one = problem.make_inputs(SIZE, 1, "cuda")
+    fresh = [problem.make_inputs(SIZE, 10 + i, "cuda") for i in range(CALLS)]
+    window_ms(fn, [one])
+    rows = {"device": torch.cuda.get_device_name(0), "calls_per_window": CALLS}
+    rows["do_bench_one_input_ms"] = triton.testing.do_bench(lambda: fn(**one))
+    rows["window_one_input_ms"] = window_ms(fn, [one] * CALLS)
+    rows["window_fresh_inputs_ms"] = window_ms(fn, fresh)
+    del fresh
+    torch.cuda.empty_cache()
+    context = mp.get_context("spawn")
+    queue, done = context.Queue(), context.Event()
+    child = context.Process(target=producer, args=(queue, done))
+    child.start()
+    shared = queue.get(timeout=300)
+    rows["window_ipc_inputs_ms"] = window_ms(fn, shared)
+    rows["sm_mem_clock_before_idle"] = sm_clock()
+    rows["window_ipc_inputs_after_5ms_idle_ms"] = window_ms(fn, shared, idle_ms=5.0)
+    rows["sm_mem_clock_after"] = sm_clock()
+    del shared
+    done.set()
+    child.join(timeout=60)
+    for key, value in rows.items():
+        print(f"{key:40s} {value:.4f}" if isinstance(value, float) else f"{key:40s} {value}")
+    if len(sys.argv) > 1:
+        Path(sys.argv[1]).write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
