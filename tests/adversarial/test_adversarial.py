@@ -73,6 +73,8 @@ def _cpu_cases() -> list:
 def test_verdict_on_cpu(case):
     result = _cpu_result(case)
     assert result["status"] in case.expect, _explain(result)
+    if case.says:
+        assert case.says in _explain(result), f"the verdict is right but not its reason: expected {case.says!r} in\n{_explain(result)}"
     if "PASS" not in case.expect:
         assert result["points"] == 0
 
