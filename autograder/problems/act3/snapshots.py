@@ -250,9 +250,9 @@ def _edge_cases(r: random.Random) -> list[dict]:
     rec.noise()
     freed_only = _snapshot(rec, before[2:])
     rec = _Recorder(r)
-    small = [(rec.address_for(1 << 20), 1 << 20, "build_model")]
     # Reserved ahead, so that no segment event comes first.
     rec.reserved_end += 8 * SEGMENT
+    small = [(rec.address_for(1 << 20), 1 << 20, "build_model")]
     big = rec.alloc(64 << 20, "load_batch")
     rec.free(big, "training_step")
     rec.free(rec.alloc(8 << 20, "layers.0.up"), "layers.0.up")
