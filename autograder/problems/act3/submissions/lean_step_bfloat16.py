@@ -2,7 +2,7 @@
 # problem: act3.lean_step
 # devices: cpu cuda
 # entry: lean_training_step
-# says: gradient of
+# says: failed gradients: the gradient of
 # Cheat: the step in bfloat16 (autocast), which halves what the linear layers save: the gradients
 # are no longer the float32 step's.
 import torch

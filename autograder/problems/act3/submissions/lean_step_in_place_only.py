@@ -2,7 +2,7 @@
 # problem: act3.lean_step
 # devices: cpu cuda
 # entry: lean_training_step
-# says: peak memory
+# says: failed peak memory
 # Honest but not enough: in-place operations only. The residual add is done in place; GELU cannot
 # be (its backward needs its input), nor anything else autograd saved: no real saving.
 import torch.nn.functional as F

@@ -2,7 +2,7 @@
 # problem: act3.lean_step
 # devices: cpu cuda
 # entry: lean_training_step
-# says: no gradient
+# says: failed gradients
 # Cheat: the right loss and no backward pass at all: the lowest peak, and no gradients.
 import torch
 

@@ -1,5 +1,6 @@
 # expect: FAIL
 # devices: cpu cuda
+# entry: peak_from_snapshot
 # Counts the allocator's segments (reserved memory, cudaMalloc'd for its cache) as if they were
 # tensors: the peak of reserved plus allocated memory, not of allocated memory.
 def peak_from_snapshot(snapshot):

@@ -1,5 +1,6 @@
 # expect: FAIL
 # devices: cpu cuda
+# entry: peak_from_snapshot
 # Takes a block for free when its free is requested: a block still used by another stream is
 # counted as gone before the allocator may hand it out again, so some peaks come out too low.
 def peak_from_snapshot(snapshot):

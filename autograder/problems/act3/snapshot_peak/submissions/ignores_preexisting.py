@@ -1,5 +1,6 @@
 # expect: FAIL
 # devices: cpu cuda
+# entry: peak_from_snapshot
 # Counts only what the trace allocates: the parameters, optimizer state and last step's gradients,
 # allocated before recording started, are left out of every total.
 def peak_from_snapshot(snapshot):
