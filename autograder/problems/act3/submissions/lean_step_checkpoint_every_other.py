@@ -4,7 +4,7 @@
 # entry: lean_training_step
 # says: failed peak memory
 # Honest but not enough: every other block checkpointed, the others plain. Half the activations are
-# still saved: about 55% of the plain step, over the 40% target.
+# still saved: 57% of the plain step (measured), over the 40% target.
 from torch.utils.checkpoint import checkpoint
 
 
