@@ -59,6 +59,8 @@ def doctor(args) -> int:
             how = "your timings against the grader's own" if device == "cuda" else "needs a GPU (measures this GPU)"
         elif p.kind == "graphed":
             how = "your CUDA-graph wrapper against the eager step, timed here" if device == "cuda" else "needs a GPU (CUDA graphs)"
+        elif p.kind == "memory":
+            how = f"your step's peak memory against the plain step's, measured on the CPU, fully graded here ({p.max_points:g} points)"
         elif p.kind == "compiled":
             how = f"graph breaks, compiles and padding under torch.compile, fully graded here ({p.max_points:g} points)"
         elif device == "cuda":

@@ -116,6 +116,10 @@ class Grading:
                 from . import compiled
 
                 compiled.grade(self)
+            elif kind == "memory":
+                from . import memory_judge
+
+                memory_judge.grade(self)
             elif kind == "graphed":
                 from . import graphs
 

@@ -202,9 +202,10 @@ def register(problem):
 # GPU ("measured", autograder.measured), code run as the ranks of a torch.distributed group
 # ("distributed", autograder.distributed), a stateful object driven through traces of calls ("trace"),
 # an object whose decisions the grader acts on and scores ("interactive"), code judged on what
-# torch.compile did with it ("compiled", autograder.compiled), or a wrapper around the grader's step
-# timed against it ("graphed", autograder.graphs).
-KINDS = ("kernel", "exact", "measured", "distributed", "trace", "interactive", "compiled", "graphed")
+# torch.compile did with it ("compiled", autograder.compiled), a wrapper around the grader's step
+# timed against it ("graphed", autograder.graphs), or a training step whose peak memory the judge
+# measures from outside its process ("memory", autograder.memory_step).
+KINDS = ("kernel", "exact", "measured", "distributed", "trace", "interactive", "compiled", "graphed", "memory")
 
 
 def is_exact(problem) -> bool:

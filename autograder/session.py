@@ -61,7 +61,7 @@ class Session:
     and the profiler's set-up run then, while nothing waits for them); ``configure`` tells it what
     to run."""
 
-    def __init__(self, role: str, device: str, workdir: str, log_path: str, warm_profiler: bool = False, no_triton: bool = False) -> None:
+    def __init__(self, role: str, device: str, workdir: str, log_path: str, warm_profiler: bool = False, no_triton: bool = False, env: dict | None = None) -> None:
         for sub in ("tmp", "triton-cache", "cupy-cache", "inductor-cache", "cuda-cache"):
             os.makedirs(os.path.join(workdir, sub), exist_ok=True)
         to_worker_r, self._to_worker = os.pipe()
@@ -74,7 +74,8 @@ class Session:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=workdir,
-                env=worker_env(workdir, device),
+                # ``env``: what must be set before the interpreter starts (malloc's tunables).
+                env={**worker_env(workdir, device), **(env or {})},
                 pass_fds=(to_worker_r, from_worker_w),
                 start_new_session=True,
             )

@@ -74,6 +74,12 @@ class WorkerSetup:
             from . import ranks
 
             ranks.warm()
+        if self.setup.get("kind") == "memory":
+            # The grader's model, built and warmed up from the judge's seed in the trusted worker
+            # and the learner's alike, before anything is measured or refused.
+            from . import memory_step, registry
+
+            self.harness = memory_step.Harness(registry.get(self.setup["problem"]), self.setup.get("memory_seed"))
         if self.setup["role"] == "learner":
             if self.setup.get("kind") == "measured":
                 # The operations to measure are the grader's, built before its modules are refused.
@@ -96,6 +102,10 @@ class WorkerSetup:
             # ranks keep abstract sockets (they already share the loopback network); signals out of
             # the sandbox stay refused.
             facts["sandbox"] = osguard.confine(self.setup["writable"], abstract_sockets=self.setup.get("kind") == "distributed")
+            if self.setup.get("kind") == "memory":
+                from . import memory_step
+
+                facts["sealed"] = memory_step.seal()
         return facts
 
     def load(self, request: dict) -> dict:

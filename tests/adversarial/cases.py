@@ -8,7 +8,9 @@ the grader itself whatever the problem (the sandbox, the timer, the process) liv
 
 Each file starts with comment lines: ``# expect:`` (one or more verdicts, any of which is right),
 ``# problem:`` (not in a problem folder, where the folder says it), ``# devices:`` (cpu, cuda) and
-optionally ``# entry:``, ``# timeout:`` and ``# speed_at_most:`` (for a cheat that must earn only
+optionally ``# entry:``, ``# timeout:``, ``# says:`` (words the verdict's message or one of its cases,
+written "passed <case>: <message>" or "failed <case>: <message>", must contain: the reason the
+grader gives, not only its verdict) and ``# speed_at_most:`` (for a cheat that must earn only
 its honest speed: the speed metric, a copy fraction or a ratio to the library, may not exceed it on
 a GPU), and ``# alone: yes`` for one that keeps the GPU busy beyond its own calls (the GPU run
 grades it with nothing else on the GPU, where its load cannot slow other gradings). Each submission
@@ -43,6 +45,7 @@ class Case:
     timeout: float | None
     speed_at_most: float | None = None
     alone: bool = False
+    says: str | None = None
 
     @property
     def name(self) -> str:
@@ -85,6 +88,7 @@ def _parse(path: Path) -> Case:
         timeout=float(fields["timeout"]) if "timeout" in fields else None,
         speed_at_most=float(fields["speed_at_most"]) if "speed_at_most" in fields else None,
         alone=fields.get("alone") == "yes",
+        says=fields.get("says"),
     )
 
 

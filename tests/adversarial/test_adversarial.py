@@ -73,6 +73,9 @@ def _cpu_cases() -> list:
 def test_verdict_on_cpu(case):
     result = _cpu_result(case)
     assert result["status"] in case.expect, _explain(result)
+    if case.says:
+        said = "\n".join([str(result.get("message")), *(f"{'passed' if c.get('passed') else 'failed'} {c.get('size')}: {c.get('message')}" for c in result.get("cases", []))])
+        assert case.says in said, f"the verdict is right but not its reason: expected {case.says!r} in\n{said}"
     if "PASS" not in case.expect:
         assert result["points"] == 0
 

@@ -1,0 +1,1 @@
+"""Act 3, exact answer: the peak of allocated memory, and what is live at it, read from a memory snapshot."""

@@ -1,0 +1,85 @@
+"""A seccomp filter for a worker whose memory the judge measures (autograder.memory_step): once it is
+on, the process can keep data only where its resident set size counts it.
+
+Refused (EPERM): every way to hold bytes outside this process's own pages or to hand them to another
+process: memfd_create and memfd_secret, System V shared memory and message queues, POSIX message
+queues, sockets, pipes, fork, vfork, clone without CLONE_THREAD (a thread shares this process's
+pages; a child would not), execve (a new program starts a new memory map with its own peak),
+ptrace, process_vm_readv/writev, io_uring, and madvise's MADV_COLD/MADV_PAGEOUT (page live data
+out to swap). clone3 answers ENOSYS instead, so that glibc's pthread_create falls back to clone,
+where CLONE_THREAD is checked: threads still start (torch's thread pool, the learner's own).
+Everything else is allowed. Files are Landlock's (autograder.osguard.confine: no writable folder).
+
+The filter is written for x86-64; elsewhere :func:`forbid_hidden_memory` installs nothing and says
+so. System calls of another ABI (i386's int 0x80, x32) are refused whole on x86-64.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import platform
+import struct
+import sys
+
+PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+AUDIT_ARCH_X86_64 = 0xC000003E
+X32_SYSCALL_BIT = 0x40000000
+CLONE_THREAD = 0x00010000
+MADV_COLD, MADV_PAGEOUT = 20, 21
+# x86-64 system call numbers.
+REFUSED = {
+    "pipe": 22, "shmget": 29, "shmat": 30, "socket": 41, "socketpair": 53, "fork": 57, "vfork": 58, "execve": 59,
+    "msgget": 68, "msgsnd": 69, "ptrace": 101, "mq_open": 240, "pipe2": 293, "process_vm_readv": 310,
+    "process_vm_writev": 311, "memfd_create": 319, "execveat": 322, "io_uring_setup": 425, "process_madvise": 440,
+    "memfd_secret": 447,
+}
+SYS_CLONE, SYS_CLONE3, SYS_MADVISE = 56, 435, 28
+
+# Classic BPF over struct seccomp_data {int nr; u32 arch; u64 instruction_pointer; u64 args[6];}.
+_LOAD, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
+_NR, _ARCH, _ARG0, _ARG2 = 0, 4, 16, 32
+RET_ALLOW = 0x7FFF0000
+RET_ERRNO = 0x00050000
+
+
+def _op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
+    return struct.pack("HBBI", code, jt, jf, k)
+
+
+def program() -> bytes:
+    """The filter's instructions, as the kernel reads them."""
+    refuse = _op(_RET, RET_ERRNO | errno.EPERM)
+    allow = _op(_RET, RET_ALLOW)
+    code = [_op(_LOAD, _ARCH), _op(_JEQ, AUDIT_ARCH_X86_64, jt=1), refuse, _op(_LOAD, _NR), _op(_JGE, X32_SYSCALL_BIT, jf=1), refuse]
+    for number in sorted(REFUSED.values()):
+        code += [_op(_JEQ, number, jf=1), refuse]
+    code += [_op(_JEQ, SYS_CLONE3, jf=1), _op(_RET, RET_ERRNO | errno.ENOSYS)]
+    # clone: a thread (CLONE_THREAD in the flags, the first argument) or nothing.
+    code += [_op(_JEQ, SYS_CLONE, jf=4), _op(_LOAD, _ARG0), _op(_JSET, CLONE_THREAD, jt=1), refuse, allow]
+    # madvise: anything but paging live memory out (the advice, the third argument).
+    code += [_op(_JEQ, SYS_MADVISE, jf=5), _op(_LOAD, _ARG2), _op(_JEQ, MADV_PAGEOUT, jt=2), _op(_JEQ, MADV_COLD, jt=1), allow, refuse]
+    code.append(allow)
+    return b"".join(code)
+
+
+class _Program(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def forbid_hidden_memory() -> str:
+    """Install the filter on this process and every thread and child it starts from now on;
+    returns what took effect, in words."""
+    if not sys.platform.startswith("linux"):
+        return "no system call filter (not Linux)"
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return f"no system call filter (written for x86-64, this is {platform.machine()}): memory outside the measured pages is not refused"
+    libc = ctypes.CDLL(None, use_errno=True)
+    code = program()
+    buffer = ctypes.create_string_buffer(code, len(code))
+    prog = _Program(len(code) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    libc.prctl(PR_SET_NO_NEW_PRIVS, ctypes.c_ulong(1), 0, 0, 0)
+    if libc.prctl(PR_SET_SECCOMP, ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(prog), 0, 0) != 0:
+        return f"no system call filter (prctl: {os.strerror(ctypes.get_errno())})"
+    return "seccomp: no shared memory, pipes, sockets, child processes or paging out"
