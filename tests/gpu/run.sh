@@ -50,6 +50,8 @@ if has bench; then what=benchmark; else what="${STEPS// /-}"; fi
 name=$("$PY" -c 'import sys; from autograder import results; print(results.run_name(sys.argv[1], results.this_gpu()))' "$what")
 RUN="$WORK/results/runs/${name:-$(date -u +%F)-$what}"
 mkdir -p "$RUN"
+# Steps that write more than their log (the tune scripts) put it here, next to the log.
+export GPU_RUN_DIR="$RUN"
 DEADLINE=$((SECONDS + ${TOTAL_S:-560}))
 step doctor "$PY" -m autograder doctor --remeasure
 if has tune; then
