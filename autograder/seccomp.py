@@ -3,7 +3,7 @@ on, the process can keep data only where its resident set size counts it.
 
 Refused (EPERM): every way to hold bytes outside this process's own pages or to hand them to another
 process: memfd_create and memfd_secret, System V shared memory and message queues, POSIX message
-queues, sockets, pipes, fork, vfork, clone without CLONE_THREAD (a thread shares this process's
+queues, kernel keyrings, BPF maps, sockets, pipes, fork, vfork, clone without CLONE_THREAD (a thread shares this process's
 pages; a child would not), execve (a new program starts a new memory map with its own peak),
 ptrace, process_vm_readv/writev, io_uring, and madvise's MADV_COLD/MADV_PAGEOUT (page live data
 out to swap). clone3 answers ENOSYS instead, so that glibc's pthread_create falls back to clone,
@@ -31,8 +31,8 @@ MADV_COLD, MADV_PAGEOUT = 20, 21
 # x86-64 system call numbers.
 REFUSED = {
     "pipe": 22, "shmget": 29, "shmat": 30, "socket": 41, "socketpair": 53, "fork": 57, "vfork": 58, "execve": 59,
-    "msgget": 68, "msgsnd": 69, "ptrace": 101, "mq_open": 240, "pipe2": 293, "process_vm_readv": 310,
-    "process_vm_writev": 311, "memfd_create": 319, "execveat": 322, "io_uring_setup": 425, "process_madvise": 440,
+    "msgget": 68, "msgsnd": 69, "ptrace": 101, "mq_open": 240, "add_key": 248, "keyctl": 250, "pipe2": 293, "process_vm_readv": 310,
+    "process_vm_writev": 311, "memfd_create": 319, "bpf": 321, "execveat": 322, "io_uring_setup": 425, "process_madvise": 440,
     "memfd_secret": 447,
 }
 SYS_CLONE, SYS_CLONE3, SYS_MADVISE = 56, 435, 28
