@@ -9,12 +9,16 @@ windows of CALLS calls between CUDA events, and prints ms a call:
 - the same, the inputs made by another process and opened here through CUDA IPC (as the grader's
   shared inputs are);
 - the same as the previous window, the GPU first kept idle for 5 ms (as between the grader's windows),
-  with the SM clock nvidia-smi reports sampled around it.
+  with the SM clock nvidia-smi reports sampled around it;
+- with PROBE_ARENA=1 instead of the rest: the inputs laid out by the grader's own code, all CALLS
+  sets in one allocation of the judge's arena (autograder.windows.shared_sets_of), opened here as the
+  worker opens them (autograder.shared.open_inputs), beside the same inputs in separate allocations.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -66,7 +70,51 @@ def producer(queue, done) -> None:
     done.wait()
 
 
+def arena_producer(queue, done) -> None:
+    from autograder import shared, windows
+
+    problem, _ = solution_module("act6.paged_attention")
+    private = problem.make_inputs(SIZE, 100, "cuda")
+    tensors, descriptors = windows.shared_sets_of(private, CALLS, "cuda", arena=shared.Arena())
+    for index, set_tensors in enumerate(tensors):
+        fresh = problem.make_inputs(SIZE, 200 + index, "cuda")
+        for name, tensor in set_tensors.items():
+            tensor.copy_(fresh[name])
+    torch.cuda.synchronize()
+    queue.put(descriptors)
+    done.wait()
+
+
+def arena_main() -> None:
+    from autograder import shared
+
+    problem, module = solution_module("act6.paged_attention")
+    fn = module.paged_attention
+    context = mp.get_context("spawn")
+    queue, done = context.Queue(), context.Event()
+    child = context.Process(target=arena_producer, args=(queue, done))
+    child.start()
+    opened = [shared.open_inputs(described, "cuda") for described in queue.get(timeout=300)]
+    window_ms(fn, opened[:1])
+    rows = {"device": torch.cuda.get_device_name(0), "calls_per_window": CALLS}
+    rows["window_grader_arena_inputs_ms"] = window_ms(fn, opened)
+    separate = [{name: value.clone() if isinstance(value, torch.Tensor) else value for name, value in inputs.items()} for inputs in opened]
+    rows["window_same_inputs_separate_allocations_ms"] = window_ms(fn, separate)
+    rows["window_grader_arena_inputs_again_ms"] = window_ms(fn, opened)
+    del opened, separate
+    done.set()
+    child.join(timeout=60)
+    return rows
+
+
 def main() -> None:
+    if os.environ.get("PROBE_ARENA"):
+        rows = arena_main()
+        for key, value in rows.items():
+            print(f"{key:45s} {value:.4f}" if isinstance(value, float) else f"{key:45s} {value}")
+        if len(sys.argv) > 1:
+            Path(sys.argv[1]).write_text(json.dumps(rows, indent=1))
+        return
     problem, module = solution_module("act6.paged_attention")
     fn = module.paged_attention
     one = problem.make_inputs(SIZE, 1, "cuda")
