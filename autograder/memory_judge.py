@@ -39,18 +39,20 @@ def grade(g) -> None:
     seed = secrets.randbits(62)
     trusted = _start(g, "library", seed)
     learner = _start(g, "learner", seed)
-    plain = measure(g, trusted, load=False)
-    trusted.end(spare=(learner.process.pid,))
-    g.stage("plain step measured")
-    if plain.failure:
-        learner.end()
-        g.fail_hard("ERROR", f"the grader's plain step failed: {plain.failure}")
-        return
+    # The learner's step first: a step that fails costs no plain step, and the learner's process is
+    # gone before the trusted one runs.
     mine = measure(g, learner, load=True)
-    learner.end()
+    learner.end(spare=(trusted.process.pid,))
     g.stage("your step measured")
     if mine.failure:
+        trusted.end()
         g.fail_hard("FAIL", mine.failure)
+        return
+    plain = measure(g, trusted, load=False)
+    trusted.end()
+    g.stage("plain step measured")
+    if plain.failure:
+        g.fail_hard("ERROR", f"the grader's plain step failed: {plain.failure}")
         return
     g.result.cases = [CaseResult.from_dict(case) for case in judge_step(problem, plain, mine)]
     g.result.extra["measured"] = {"plain_peak_bytes": plain.peak, "peak_bytes": mine.peak, "how": mine.how}
