@@ -1,6 +1,7 @@
-"""Another process's memory, as the judge reads it from /proc: its resident set (VmRSS) and the
+"""Another process's memory, as the judge reads it from /proc: its resident set (VmRSS), the
 kernel's high-water mark of it (VmHWM), which the judge resets before a measured call by writing "5"
-to the process's clear_refs. The measured process cannot reach either: it reads nothing here, and
+to the process's clear_refs, and the part of it that is the process's own data (RssAnon and
+RssShmem: not the pages of its program, which come from files and can be dropped and read again). The measured process cannot reach either: it reads nothing here, and
 its own clear_refs is not writable to it (autograder.osguard.confine with no writable folder)."""
 
 from __future__ import annotations
@@ -17,18 +18,27 @@ SAMPLE_S = 0.002
 TREE_EVERY = 25
 
 
+STATUS_KEYS = ("VmRSS", "VmHWM", "RssAnon", "RssShmem")
+
+
 def status(pid: int) -> dict[str, int]:
-    """VmRSS and VmHWM of ``pid`` in bytes (empty if the process is gone)."""
+    """VmRSS, VmHWM, RssAnon and RssShmem of ``pid`` in bytes (empty if the process is gone)."""
     found = {}
     try:
         with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as f:
             for line in f:
                 key, _, value = line.partition(":")
-                if key in ("VmRSS", "VmHWM"):
+                if key in STATUS_KEYS:
                     found[key] = int(value.split()[0]) * 1024
     except (OSError, ValueError):
         return {}
     return found
+
+
+def data_bytes(found: dict[str, int]) -> int:
+    """Anonymous and shared memory: the bytes a process holds as data, whatever it did to the pages of
+    its program (dropping them lowers VmRSS, and so the baseline a high-water mark is read against)."""
+    return found.get("RssAnon", 0) + found.get("RssShmem", 0)
 
 
 def reset_peak(pid: int) -> bool:
@@ -54,11 +64,13 @@ def tree_rss(pid: int) -> int:
 
 
 class Sampler:
-    """The largest resident set of a process (and its descendants) seen while the block runs."""
+    """The largest resident set of a process (and its descendants) seen while the block runs, and the
+    largest of its data (:func:`data_bytes`)."""
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.peak = 0
+        self.data_peak = 0
         self.children = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -78,6 +90,8 @@ class Sampler:
                 self.children = True
                 self.peak = max(self.peak, tree_rss(self.pid))
             else:
-                self.peak = max(self.peak, status(self.pid).get("VmRSS", 0))
+                found = status(self.pid)
+                self.peak = max(self.peak, found.get("VmRSS", 0))
+                self.data_peak = max(self.data_peak, data_bytes(found))
             count += 1
             self._stop.wait(SAMPLE_S)
