@@ -12,7 +12,10 @@ windows of CALLS calls between CUDA events, and prints ms a call:
   with the SM clock nvidia-smi reports sampled around it;
 - with PROBE_ARENA=1 instead of the rest: the inputs laid out by the grader's own code, all CALLS
   sets in one allocation of the judge's arena (autograder.windows.shared_sets_of), opened here as the
-  worker opens them (autograder.shared.open_inputs), beside the same inputs in separate allocations.
+  worker opens them (autograder.shared.open_inputs), beside the same inputs in separate allocations,
+  then the same inputs laid out in this process in one driver allocation, one per set, one torch
+  allocation, and one driver allocation with 2 MiB alignment (which of them costs the time);
+  PROBE_ARENA=per-set gives each set its own arena (allocation and IPC handle) in the judge.
 """
 
 from __future__ import annotations
@@ -75,7 +78,11 @@ def arena_producer(queue, done) -> None:
 
     problem, _ = solution_module("act6.paged_attention")
     private = problem.make_inputs(SIZE, 100, "cuda")
-    tensors, descriptors = windows.shared_sets_of(private, CALLS, "cuda", arena=shared.Arena())
+    if os.environ.get("PROBE_ARENA") == "per-set":
+        made = [windows.shared_sets_of(private, 1, "cuda", arena=shared.Arena()) for _ in range(CALLS)]
+        tensors, descriptors = [m[0][0] for m in made], [m[1][0] for m in made]
+    else:
+        tensors, descriptors = windows.shared_sets_of(private, CALLS, "cuda", arena=shared.Arena())
     for index, set_tensors in enumerate(tensors):
         fresh = problem.make_inputs(SIZE, 200 + index, "cuda")
         for name, tensor in set_tensors.items():
@@ -101,9 +108,63 @@ def arena_main() -> None:
     separate = [{name: value.clone() if isinstance(value, torch.Tensor) else value for name, value in inputs.items()} for inputs in opened]
     rows["window_same_inputs_separate_allocations_ms"] = window_ms(fn, separate)
     rows["window_grader_arena_inputs_again_ms"] = window_ms(fn, opened)
-    del opened, separate
+    rows["window_grader_arena_first_set_13_times_ms"] = window_ms(fn, [opened[0]] * CALLS)
+    del opened
     done.set()
     child.join(timeout=60)
+    if os.environ.get("PROBE_ARENA") != "per-set":
+        rows.update(layout_rows(problem, fn, separate))
+    return rows
+
+
+class _TorchBlock:
+    """One torch allocation standing in for the judge's driver-allocated block (no IPC handle)."""
+
+    def __init__(self, nbytes: int) -> None:
+        self.storage = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
+        self.ptr, self.nbytes, self.handle = self.storage.data_ptr(), nbytes, None
+
+
+class _TorchArena:
+    def reserve(self, nbytes: int):
+        return _TorchBlock(nbytes)
+
+
+def _filled(sets: list[dict], inputs_list: list[dict]) -> list[dict]:
+    for tensors, inputs in zip(sets, inputs_list, strict=True):
+        for name, tensor in tensors.items():
+            tensor.copy_(inputs[name])
+    return [{**inputs, **tensors} for tensors, inputs in zip(sets, inputs_list, strict=True)]
+
+
+def layout_rows(problem, fn, separate: list[dict]) -> dict:
+    """Which property of the judge's arena costs the time, each layout filled with the same inputs in
+    this process (no IPC): all sets in one driver allocation (cuMemAlloc, as the judge's arena), each
+    set in its own driver allocation, all sets in one torch allocation, and the first layout with each
+    tensor at a 2 MiB boundary instead of 512 bytes."""
+    from autograder import shared, windows
+
+    private = separate[0]
+    rows = {}
+    layouts = {
+        "one_driver_allocation": lambda: windows.shared_sets_of(private, CALLS, "cuda", arena=shared.Arena())[0],
+        "driver_allocation_per_set": lambda: [windows.shared_sets_of(private, 1, "cuda", arena=shared.Arena())[0][0] for _ in range(CALLS)],
+        "one_torch_allocation": lambda: windows.shared_sets_of(private, CALLS, "cuda", arena=_TorchArena())[0],
+    }
+    for name, make in layouts.items():
+        sets = make()
+        rows[f"window_local_{name}_ms"] = window_ms(fn, _filled(sets, separate))
+        del sets
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+    default_align = shared.ALIGN
+    shared.ALIGN = 2 << 20
+    try:
+        sets = layouts["one_driver_allocation"]()
+        rows["window_local_one_driver_allocation_2mib_aligned_ms"] = window_ms(fn, _filled(sets, separate))
+    finally:
+        shared.ALIGN = default_align
+    rows["window_separate_allocations_again_ms"] = window_ms(fn, separate)
     return rows
 
 
