@@ -15,7 +15,9 @@ windows of CALLS calls between CUDA events, and prints ms a call:
   worker opens them (autograder.shared.open_inputs), beside the same inputs in separate allocations,
   then the same inputs laid out in this process in one driver allocation, one per set, one torch
   allocation, and one driver allocation with 2 MiB alignment (which of them costs the time);
-  PROBE_ARENA=per-set gives each set its own arena (allocation and IPC handle) in the judge.
+  PROBE_ARENA=per-set gives each set its own arena (allocation and IPC handle) in the judge,
+  PROBE_ARENA=round rounds the arena's allocation up to whole 2 MiB, PROBE_ARENA=torch makes it a
+  torch allocation shared through its IPC handle.
 """
 
 from __future__ import annotations
@@ -78,7 +80,14 @@ def arena_producer(queue, done) -> None:
 
     problem, _ = solution_module("act6.paged_attention")
     private = problem.make_inputs(SIZE, 100, "cuda")
-    if os.environ.get("PROBE_ARENA") == "per-set":
+    variant = os.environ.get("PROBE_ARENA")
+    if variant == "round":
+        reserve = shared.Arena.reserve
+        shared.Arena.reserve = lambda self, nbytes: reserve(self, -(-nbytes // (2 << 20)) * (2 << 20))
+    if variant == "torch":
+        made = windows.shared_sets_of(private, CALLS, "cuda", arena=_TorchArena(shared=True))
+        tensors, descriptors = made
+    elif variant == "per-set":
         made = [windows.shared_sets_of(private, 1, "cuda", arena=shared.Arena()) for _ in range(CALLS)]
         tensors, descriptors = [m[0][0] for m in made], [m[1][0] for m in made]
     else:
@@ -112,22 +121,31 @@ def arena_main() -> None:
     del opened
     done.set()
     child.join(timeout=60)
-    if os.environ.get("PROBE_ARENA") != "per-set":
+    if os.environ.get("PROBE_ARENA") == "1":
         rows.update(layout_rows(problem, fn, separate))
     return rows
 
 
 class _TorchBlock:
-    """One torch allocation standing in for the judge's driver-allocated block (no IPC handle)."""
+    """One torch allocation standing in for the judge's driver-allocated block (with ``shared``, its
+    IPC handle: a request this large is a segment of its own, so the tensor starts at its base)."""
 
-    def __init__(self, nbytes: int) -> None:
+    def __init__(self, nbytes: int, shared: bool) -> None:
+        from autograder import cuda_driver
+
         self.storage = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
         self.ptr, self.nbytes, self.handle = self.storage.data_ptr(), nbytes, None
+        if shared:
+            assert cuda_driver.allocation_of(self.ptr)[0] == self.ptr
+            self.handle = cuda_driver.ipc_handle(self.ptr)
 
 
 class _TorchArena:
+    def __init__(self, shared: bool = False) -> None:
+        self.shared = shared
+
     def reserve(self, nbytes: int):
-        return _TorchBlock(nbytes)
+        return _TorchBlock(nbytes, self.shared)
 
 
 def _filled(sets: list[dict], inputs_list: list[dict]) -> list[dict]:
