@@ -82,6 +82,7 @@ def test_verdict_on_cpu(case):
 
 def _check_gpu_verdict(case) -> None:
     result = _grade(case, "cuda")
+    _keep_verdict(case, result)
     assert result["status"] in case.expect, _explain(result)
     if result["status"] != "PASS":
         assert result["points"] == 0 or result["status"] == "NEEDS GPU"
@@ -90,6 +91,17 @@ def _check_gpu_verdict(case) -> None:
         assert all(not row["below_floor"] for row in result["speed"]), result["speed"]
         if case.speed_at_most is not None:
             assert result["speed_metric"]["value"] <= case.speed_at_most, result["speed_metric"]
+
+
+def _keep_verdict(case, result) -> None:
+    """In the GPU run ($GPU_OUT set), each verdict and what it said is written as soon as it is known:
+    a step cut off by its time limit prints no failure details, and the verdicts are read after."""
+    out = os.environ.get("GPU_OUT")
+    if out:
+        folder = os.path.join(out, "verdicts")
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, f"{case.name.replace('/', '--')}.txt"), "w") as record:
+            record.write(f"expected {' or '.join(case.expect)}\n{_explain(result)}")
 
 
 @pytest.mark.gpu
