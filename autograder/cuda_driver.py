@@ -166,6 +166,10 @@ def as_tensor(ptr: int, nbytes: int, dtype: torch.dtype, shape: tuple, strides: 
 PAGE_BYTES = 2 << 20
 
 
+def whole_pages(nbytes: int) -> int:
+    return -(-max(nbytes, 1) // PAGE_BYTES) * PAGE_BYTES
+
+
 class Block:
     """An allocation of the judge's own, for sharing with one worker: its IPC handle exposes this
     memory and nothing else the judge holds."""
@@ -175,7 +179,7 @@ class Block:
         # 1.65x slower there than in its owner (Act 6's paged attention over 13 input sets in one
         # 7 GB block on an H100: 0.346 against 0.209 ms a call, the same block rounded up 0.209 ms;
         # results/runs/2026-11-25-2xh100-test-gpu/README.md).
-        self.nbytes = -(-max(nbytes, 1) // PAGE_BYTES) * PAGE_BYTES
+        self.nbytes = whole_pages(nbytes)
         self.ptr = alloc(self.nbytes)
         self.handle = ipc_handle(self.ptr)
 

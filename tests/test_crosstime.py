@@ -107,3 +107,12 @@ def test_each_call_of_a_window_gets_inputs_of_its_own(tmp_path):
         mine["x"].fill_(float(index))
         assert theirs["n"] == 5 and theirs["y"].shape == (2, 3)
     assert [float(o["x"][0]) for o in opened] == [0.0, 1.0, 2.0]
+
+
+def test_the_judges_shared_blocks_are_whole_2_mib_pages():
+    """A block shared through IPC in any other size was read 1.66x slower by the worker (H100:
+    results/runs/2026-11-25-2xh100-test-gpu/README.md)."""
+    from autograder.cuda_driver import whole_pages
+
+    mib = 1 << 20
+    assert [whole_pages(n) for n in (0, 1, 2 * mib, 2 * mib + 1, 7 * 1000**3)] == [2 * mib, 2 * mib, 2 * mib, 4 * mib, 3338 * 2 * mib]
