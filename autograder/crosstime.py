@@ -84,9 +84,8 @@ class CrossTimer:
         torch.cuda.init()
         self.stream = torch.cuda.Stream()
         self.rescue_stream = torch.cuda.Stream()
+        # Zeroed by Block: both flags start at 0.
         self.flags = cuda_driver.Block(8)
-        self.flags.tensor(torch.int32, (2,)).zero_()
-        torch.cuda.synchronize()
         props = torch.cuda.get_device_properties(0)
         l2_bytes = getattr(props, "L2_cache_size", 0) or (50 << 20)
         with torch.cuda.stream(self.stream):

@@ -176,11 +176,16 @@ class Block:
 
     def __init__(self, nbytes: int) -> None:
         # Whole 2 MiB pages: a block of any other size, opened in a worker through IPC, was read
-        # 1.65x slower there than in its owner (Act 6's paged attention over 13 input sets in one
+        # 1.66x slower there than in its owner (Act 6's paged attention over 13 input sets in one
         # 7 GB block on an H100: 0.346 against 0.209 ms a call, the same block rounded up 0.209 ms;
         # results/runs/2026-11-25-2xh100-test-gpu/README.md).
         self.nbytes = whole_pages(nbytes)
         self.ptr = alloc(self.nbytes)
+        # cuMemAlloc does not clear memory the judge's process freed before: zeroed before the
+        # handle exists, the worker can read nothing the judge held there (a reference, an
+        # expected output), in its inputs' padding or past the last one.
+        as_tensor(self.ptr, self.nbytes, torch.uint8, (self.nbytes,), (1,)).zero_()
+        torch.cuda.current_stream().synchronize()
         self.handle = ipc_handle(self.ptr)
 
     def tensor(self, dtype: torch.dtype, shape: tuple, strides: tuple | None = None) -> torch.Tensor:
