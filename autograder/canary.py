@@ -25,6 +25,9 @@ class Poisoned:
     ptr: int
     nbytes: int
     block_bytes: int
+    # Whether the output's own allocation was the call's only one in the block (from the allocator's
+    # history); None: not known.
+    sole_tenant: bool | None = None
 
 
 def poison(numel: int, dtype: torch.dtype, device: str) -> Poisoned | None:
@@ -48,6 +51,10 @@ def wrote_past_the_end(out: torch.Tensor, poisoned: Poisoned | None) -> bool:
     """True when the output sits in the poisoned block and its spare bytes lost their canary: the
     kernel stored past the last element (a missing tail mask, a grid that overshoots)."""
     if poisoned is None or not out.is_cuda or out.data_ptr() != poisoned.ptr or poisoned.block_bytes == poisoned.nbytes:
+        return False
+    # A temporary the call allocated there before its output, or a larger buffer the output is a view
+    # of, may write the spare bytes legitimately: then the canary tells nothing.
+    if poisoned.sole_tenant is False:
         return False
     if poisoned.nbytes % 4:
         return False
@@ -134,11 +141,16 @@ class Guard:
         if self.blocks is not None:
             self._routing = cupy_allocates_from(self.blocks)
             self._routing.__enter__()
+        if self.poisoned is not None:
+            _record_allocations(True)
         return self
 
     def __exit__(self, *exc):
         if self._routing is not None:
             self._routing.__exit__(*exc)
+        if self.poisoned is not None:
+            self.poisoned.sole_tenant = _sole_tenant(self.poisoned)
+            _record_allocations(False)
         return False
 
     def settle(self) -> None:
@@ -149,3 +161,23 @@ class Guard:
         if self.blocks is not None:
             return bool(self.blocks.wrote_past_the_end(out))
         return wrote_past_the_end(out, self.poisoned)
+
+
+def _record_allocations(on: bool) -> None:
+    """The caching allocator's history of allocations (no stacks: cheap), on for one correctness call."""
+    try:
+        torch.cuda.memory._record_memory_history(enabled="all" if on else None, context=None, stacks="python", max_entries=100_000, clear_history=on)
+    except (AttributeError, RuntimeError, TypeError):
+        pass
+
+
+def _sole_tenant(poisoned: Poisoned) -> bool | None:
+    """Whether the call made exactly one allocation overlapping the poisoned block, starting at it and
+    no larger than it (the output's); None if the history cannot be read."""
+    try:
+        traces = torch.cuda.memory._snapshot()["device_traces"][torch.cuda.current_device()]
+    except (AttributeError, RuntimeError, KeyError, IndexError, TypeError):
+        return None
+    end = poisoned.ptr + poisoned.block_bytes
+    tenants = [t for t in traces if t.get("action") == "alloc" and t["addr"] < end and t["addr"] + t["size"] > poisoned.ptr]
+    return len(tenants) == 1 and tenants[0]["addr"] == poisoned.ptr and tenants[0]["size"] <= poisoned.block_bytes

@@ -1,30 +1,57 @@
-"""How the worker meets the learner's code: imports of the problem definitions are refused, and an
-exception the code raises is described for the judge."""
+"""How the worker meets the learner's code: imports of the grader's modules that compute expected
+answers are refused, and an exception the code raises is described for the judge."""
 
 from __future__ import annotations
 
 import sys
 import traceback
 
-# The problem definitions hold the references: the learner's code may import the package (its
-# notebook's set-up cell does) but not them.
-REFUSED_PACKAGE = "autograder.problems"
+# The grader's modules that compute expected answers: the problem definitions (references, judges,
+# input generators), the reference solutions, the rule that reads a trace (Act 3's reference), Act 8's
+# float64 references and traces, and the grader's own timing of measured operations. The learner's
+# code may import the package (its notebook's set-up cell does) and the tiny transformer it builds
+# on, not these. tests/test_refused_imports.py makes every module the problems use either one of
+# these or named there as computing no answer.
+REFUSED_MODULES = {
+    "autograder.problems": "problem definitions (its reference answers)",
+    "autograder.reference": "reference solutions",
+    "autograder.profiles": "rule for reading a trace (the reference of Act 3's trace exercises)",
+    "autograder.traces": "profiler traces of the decode step (Act 8's inputs and answers)",
+    "autograder.megakernels": "float64 references and eager steps of Act 8",
+    "autograder.measured": "own measurements of the operations you time",
+}
 
 
 class GraderImportRefused(ImportError):
     """The learner's code asked for a grader module it has no business with."""
 
 
+def refused_as(name: str) -> str | None:
+    """What the grader module ``name`` holds, where the learner's code may not import it."""
+    return next((what for refused, what in REFUSED_MODULES.items() if name == refused or name.startswith(refused + ".")), None)
+
+
 class _RefuseGraderImports:
     def find_spec(self, name, path=None, target=None):
-        if name == REFUSED_PACKAGE or name.startswith(REFUSED_PACKAGE + "."):
-            raise GraderImportRefused("your code uses the grader's problem definitions (its reference answers); write your own")
+        what = refused_as(name)
+        if what:
+            raise GraderImportRefused(f"your code uses the grader's {what}, {name}; write your own")
         return None
 
 
 def refuse_grader_imports() -> None:
-    """From now on, importing the problem definitions fails, and those already imported are forgotten."""
-    for name in [n for n in sys.modules if n == REFUSED_PACKAGE or n.startswith(REFUSED_PACKAGE + ".")]:
+    """From now on, importing those modules fails, and those already imported are forgotten: gone from
+    ``sys.modules`` and from their package's attributes, so ``from autograder import problems``
+    goes through the import system and is refused too. What the worker built from them before
+    (a problem's operations, a harness) keeps working; the registry of problems, which holds every
+    problem's reference, is emptied."""
+    from .problem import _REGISTRY
+
+    _REGISTRY.clear()
+    for name in [n for n in sys.modules if refused_as(n)]:
+        parent, _, child = name.rpartition(".")
+        if parent in sys.modules and getattr(sys.modules[parent], child, None) is sys.modules[name]:
+            delattr(sys.modules[parent], child)
         del sys.modules[name]
     sys.meta_path.insert(0, _RefuseGraderImports())
 

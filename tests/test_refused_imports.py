@@ -1,0 +1,92 @@
+"""The learner's code cannot import the grader's modules that compute expected answers, however it
+asks, and every grader module the problem definitions use is either refused or named here as
+computing no answer (a new module must be put on one side or the other)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from autograder import learner_code
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "autograder"
+
+# Grader modules the problem definitions use that hold no expected answer, with why.
+COMPUTES_NO_ANSWER = {
+    "autograder.answers": "the judge's stages for Python answers: they call a problem's reference, hold none",
+    "autograder.compiled": "the harness that runs the learner's function under torch.compile and counts what it did",
+    "autograder.distributed": "starts the ranks and compares what they return with the judge's answers",
+    "autograder.exact": "compares answers with expected ones it is given",
+    "autograder.graphs": "the harness around the grader's step that the learner's CUDA graph wraps",
+    "autograder.memory_step": "the harness that measures a training step's peak memory",
+    "autograder.metrics": "speed metrics as types",
+    "autograder.problem": "the Problem type (its registry is emptied when the learner's code arrives)",
+    "autograder.python_problems": "kinds of Python exercise",
+    "autograder.registry": "looks problems up; finds nothing once the problem definitions are refused",
+    "autograder.tiny_config": "the tiny transformer's shapes, which the learner's code builds on",
+    "autograder.tiny_transformer": "the tiny transformer, which the learner's code builds on",
+}
+
+
+def _imported_by(path: Path) -> set[str]:
+    package = list(path.relative_to(ROOT).with_suffix("").parts)[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else [])) if node.level else node.module or ""
+            found |= {f"{base}.{alias.name}" for alias in node.names} if base == "autograder" else {base}
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+    return {name for name in found if name.startswith("autograder.")}
+
+
+def test_every_module_the_problems_use_is_refused_or_computes_no_answer():
+    used = set()
+    for path in (PACKAGE / "problems").rglob("*.py"):
+        if "submissions" not in path.parts:
+            used |= _imported_by(path)
+    unclassified = sorted(n for n in used if not learner_code.refused_as(n) and n not in COMPUTES_NO_ANSWER)
+    assert not unclassified, (
+        f"the problem definitions use {unclassified}: add each to autograder.learner_code.REFUSED_MODULES if it computes "
+        "an expected answer, or to COMPUTES_NO_ANSWER here with why it does not"
+    )
+    assert all((PACKAGE / (name.split(".", 1)[1].replace(".", "/") + ".py")).exists() for name in COMPUTES_NO_ANSWER)
+
+
+PROBE = """
+import json
+import autograder
+from autograder import registry
+registry.all_problems()
+from autograder import learner_code
+learner_code.refuse_grader_imports()
+results = {}
+for statement in STATEMENTS:
+    try:
+        exec(statement, {})
+        results[statement] = "imported"
+    except (learner_code.GraderImportRefused, KeyError):
+        results[statement] = "refused"
+print(json.dumps(results))
+"""
+
+
+def test_refused_modules_stay_refused_after_the_worker_loaded_them():
+    statements = [f"import {name}" for name in learner_code.REFUSED_MODULES]
+    statements += [f"from autograder import {name.split('.', 1)[1]}" for name in learner_code.REFUSED_MODULES]
+    statements += [
+        "import autograder.problems.act0",
+        "from autograder.registry import get; get('act3.summarize_trace')",
+        "from autograder.problem import _REGISTRY; _REGISTRY['act3.summarize_trace']",
+    ]
+    allowed = ["from autograder import tiny_transformer", "import autograder", "from autograder.launch import run_ranks"]
+    code = f"STATEMENTS = {statements + allowed!r}\n" + PROBE
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    results = json.loads(out.stdout.strip().splitlines()[-1])
+    assert [s for s in statements if results[s] != "refused"] == []
+    assert [s for s in allowed if results[s] != "imported"] == []
