@@ -50,40 +50,42 @@ from tests.gpu import act7_int4_candidates as candidates  # noqa: E402
 PROBLEM = registry.get("act7.int4_gemv")
 SHAPES = ((4096, 4096), (8192, 8192))
 BATCHES = (1, 4, 16)
-# Configurations per design: block sizes, warps, a register cap (maxnreg) where the prefetch buffers
-# would otherwise hold one program per SM, and SPLIT_K for the split designs. "solution" is the
-# reference solution's kernel as it stands, in its own autotune configurations (read from the
-# notebook).
+# Configurations per design: block sizes, warps, a register cap (maxnreg) and SPLIT_K for the split
+# designs. "solution" is the reference solution's kernel as it stands, in its own autotune
+# configurations (read from the notebook).
 CONFIGS = {
+    # Bytes in flight: every program holds its next step (or two) in registers, so the whole GPU has
+    # about N x (bytes of a row a step) x (steps ahead) in flight while every program is resident.
+    # Rows a thread holds (R = BLOCK_N / rows a CTA tile covers) set how often x is converted: about
+    # 4.1 instructions a weight at R = 4, 3.4 at R = 8 (SASS from Triton 3.6, sm_90). Registers per
+    # thread (ptxas) in the comments; "spills" where maxnreg forces some.
     "prefetch": [
-        {"BLOCK_N": 16, "GROUPS_PER_STEP": 16, "num_warps": 8},
-        {"BLOCK_N": 16, "GROUPS_PER_STEP": 8, "num_warps": 8},
-        {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "num_warps": 8},
-        {"BLOCK_N": 8, "GROUPS_PER_STEP": 16, "num_warps": 4},
-        {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "num_warps": 4, "maxnreg": 128},
-        {"BLOCK_N": 64, "GROUPS_PER_STEP": 8, "num_warps": 8, "maxnreg": 128},
-        {"BLOCK_N": 32, "GROUPS_PER_STEP": 16, "num_warps": 8, "maxnreg": 128},
-        {"BLOCK_N": 16, "GROUPS_PER_STEP": 8, "num_warps": 2, "maxnreg": 128},
-        {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "num_warps": 4},
+        {"BLOCK_N": 16, "GROUPS_PER_STEP": 16, "num_warps": 8},  # 123 regs; 4096: 256 programs, all of K in flight
+        {"BLOCK_N": 8, "GROUPS_PER_STEP": 16, "num_warps": 4},  # 125; 4096: 512 programs, 4 an SM
+        {"BLOCK_N": 16, "GROUPS_PER_STEP": 16, "num_warps": 4},  # 241, R = 8
+        {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "num_warps": 8},  # 119, R = 4
+        {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "num_warps": 4},  # 244, R = 8
+        {"BLOCK_N": 64, "GROUPS_PER_STEP": 8, "num_warps": 8},  # 243, R = 8
+        {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "num_warps": 4, "maxnreg": 128},  # spills 240 bytes
+        {"BLOCK_N": 16, "GROUPS_PER_STEP": 8, "num_warps": 8},  # 120, R = 2
     ],
     "prefetch2": [
-        {"BLOCK_N": 16, "GROUPS_PER_STEP": 4, "num_warps": 2, "maxnreg": 128},
-        {"BLOCK_N": 32, "GROUPS_PER_STEP": 4, "num_warps": 4, "maxnreg": 128},
-        {"BLOCK_N": 16, "GROUPS_PER_STEP": 8, "num_warps": 4, "maxnreg": 128},
-        {"BLOCK_N": 16, "GROUPS_PER_STEP": 8, "num_warps": 8},
+        {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "num_warps": 8, "maxnreg": 128},  # 126; 8192: 256 programs, 64 KB an SM
+        {"BLOCK_N": 16, "GROUPS_PER_STEP": 8, "num_warps": 4, "maxnreg": 128},  # 126
+        {"BLOCK_N": 64, "GROUPS_PER_STEP": 8, "num_warps": 16, "maxnreg": 128},  # 128
+        {"BLOCK_N": 32, "GROUPS_PER_STEP": 4, "num_warps": 4, "maxnreg": 128},  # 128
     ],
     "splitk_atomic": [
-        {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "num_warps": 4, "maxnreg": 128, "SPLIT_K": 2},
-        {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "num_warps": 4, "maxnreg": 128, "SPLIT_K": 4},
-        {"BLOCK_N": 64, "GROUPS_PER_STEP": 8, "num_warps": 8, "maxnreg": 128, "SPLIT_K": 2},
-        {"BLOCK_N": 64, "GROUPS_PER_STEP": 8, "num_warps": 8, "maxnreg": 128, "SPLIT_K": 4},
+        {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "num_warps": 8, "SPLIT_K": 2},  # 4096: 256 programs, all of K in flight
+        {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "num_warps": 4, "SPLIT_K": 2},  # R = 8
+        {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "num_warps": 4, "maxnreg": 128, "SPLIT_K": 4},  # spills
+        {"BLOCK_N": 64, "GROUPS_PER_STEP": 8, "num_warps": 8, "maxnreg": 128, "SPLIT_K": 2},  # spills
         {"BLOCK_N": 16, "GROUPS_PER_STEP": 16, "num_warps": 8, "SPLIT_K": 2},
-        {"BLOCK_N": 16, "GROUPS_PER_STEP": 8, "num_warps": 2, "maxnreg": 128, "SPLIT_K": 4},
     ],
     "splitk_two_pass": [
-        {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "num_warps": 4, "maxnreg": 128, "SPLIT_K": 2},
-        {"BLOCK_N": 64, "GROUPS_PER_STEP": 8, "num_warps": 8, "maxnreg": 128, "SPLIT_K": 4},
-        {"BLOCK_N": 16, "GROUPS_PER_STEP": 16, "num_warps": 8, "SPLIT_K": 2},
+        {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "num_warps": 8, "SPLIT_K": 2},
+        {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "num_warps": 4, "SPLIT_K": 2},
+        {"BLOCK_N": 64, "GROUPS_PER_STEP": 8, "num_warps": 8, "maxnreg": 128, "SPLIT_K": 2},
     ],
 }
 WINDOW_CALLS = 32
