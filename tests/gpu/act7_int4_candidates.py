@@ -22,9 +22,12 @@ the scale and zero once per group and row. They differ in how the bytes are kept
 - splitk_two_pass: the partial sums stored to a float32 buffer (split, batch, N), then a second small
   kernel adds them and writes bf16: no atomics and no state kept between calls, one launch more.
 
-maxnreg (a launch option) caps the registers per thread: the prefetch buffers push the compiler to
-about 240 at 256 weights a thread and step, which allows one 8-warp program per SM; at 128 there is
-no spill (cuobjdump) and twice the programs, so twice the bytes in flight.
+What limits the bytes in flight is the register file: every program holds its next step(s) in
+registers, so with all programs resident the GPU has about N x (bytes of a row a step) x (steps
+ahead) in flight: 4 MB (32 KB an SM) at N = 8192 with 512-byte steps one ahead, twice that two
+ahead. Programs that do not all fit at once come in waves. ptxas gives about 120 registers at 128
+weights a thread and step, about 245 at 256; maxnreg (a launch option) caps them, at the price of
+spills (cuobjdump -res-usage: 200-300 bytes of stack at 128 for 256 weights a thread).
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ Run on a GPU (about 2-3 minutes, most of it compiling), from the repository root
     PYTHONPATH=$PWD python3 tests/gpu/tune_act7_int4_variants.py [--out FILE] [--deadline S]
 On a CPU (every design and configuration checked under the Triton interpreter, small shapes):
     PYTHONPATH=$PWD python3 tests/gpu/tune_act7_int4_variants.py --interpret
+    PYTHONPATH=$PWD python3 tests/gpu/tune_act7_int4_variants.py --smoke --out /tmp/x.json   (this script's
+    GPU path, on a CPU: times mean nothing)
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import time
 from pathlib import Path
 
 # The interpreter is chosen before Triton is imported.
-if "--interpret" in sys.argv:
+if "--interpret" in sys.argv or "--smoke" in sys.argv:
     os.environ["TRITON_INTERPRET"] = "1"
 
 import torch  # noqa: E402
@@ -50,6 +52,12 @@ from tests.gpu import act7_int4_candidates as candidates  # noqa: E402
 PROBLEM = registry.get("act7.int4_gemv")
 SHAPES = ((4096, 4096), (8192, 8192))
 BATCHES = (1, 4, 16)
+# --smoke runs main() itself on a CPU under the interpreter, on one small shape, timing nothing worth
+# reading: a check of this script, not of the kernels.
+SMOKE = "--smoke" in sys.argv
+DEVICE = "cpu" if SMOKE else "cuda"
+if SMOKE:
+    SHAPES, BATCHES = ((160, 384),), (1, 3)
 # Configurations per design: block sizes, warps, a register cap (maxnreg) and SPLIT_K for the split
 # designs. "solution" is the reference solution's kernel as it stands, in its own autotune
 # configurations (read from the notebook).
@@ -145,8 +153,22 @@ def check(call, inputs: dict, expected, tol) -> tuple[bool, float, str]:
     return ok and ok2, max(error, error2), ""
 
 
+def bench_us(fn) -> float:
+    """triton.testing.do_bench's median (L2 flushed before every call), in microseconds."""
+    if SMOKE:
+        started = time.perf_counter()
+        fn()
+        return 1e6 * (time.perf_counter() - started)
+    return 1e3 * triton.testing.do_bench(fn, return_mode="median")
+
+
 def window_us(call, input_sets: list[dict]) -> float:
     """Per-call GPU time of WINDOW_CALLS calls queued back to back, each on the next input set."""
+    if SMOKE:
+        started = time.perf_counter()
+        for inputs in input_sets[:2]:
+            call(**inputs)
+        return 1e6 * (time.perf_counter() - started) / 2
     times = []
     for _ in range(WINDOWS):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -187,6 +209,7 @@ def main() -> None:
     parser.add_argument("--out", help="the JSON file (default $GPU_RUN_DIR/act7_int4_variants.json, else ./)")
     parser.add_argument("--interpret", action="store_true", help="check every design on a CPU, time nothing")
     parser.add_argument("--deadline", type=float, default=230.0, help="seconds after which the remaining rows are skipped")
+    parser.add_argument("--smoke", action="store_true", help="run this script's GPU path on a CPU (interpreter, one small shape)")
     args = parser.parse_args()
     if args.interpret:
         interpret()
@@ -194,7 +217,7 @@ def main() -> None:
     started = time.perf_counter()
     out_path = Path(args.out) if args.out else Path(os.environ.get("GPU_RUN_DIR") or ".") / "act7_int4_variants.json"
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    record: dict = {"device": torch.cuda.get_device_name(0), "triton": triton.__version__, "torch": torch.__version__, "rows": []}
+    record: dict = {"device": "cpu (--smoke)" if SMOKE else torch.cuda.get_device_name(0), "triton": triton.__version__, "torch": torch.__version__, "rows": []}
     print(f"{record['device']}, Triton {record['triton']}, torch {record['torch']} -> {out_path}", flush=True)
 
     solution_configs, module = solution_designs()
@@ -209,20 +232,20 @@ def main() -> None:
 
     for n, k in SHAPES:
         # Enough input sets for a window to read more than three L2s of fresh weights.
-        l2 = torch.cuda.get_device_properties(0).L2_cache_size
+        l2 = 2**20 if SMOKE else torch.cuda.get_device_properties(0).L2_cache_size
         n_sets = max(2, -(-3 * l2 // int(PROBLEM.bytes_moved((1, n, k)))))
         best: dict = {}
         for batch in BATCHES:
             size = (batch, n, k)
-            inputs = PROBLEM.make_inputs(size, 1000 + batch, "cuda")
-            input_sets = [PROBLEM.make_inputs(size, 2000 + batch * 100 + s, "cuda") for s in range(n_sets)]
+            inputs = PROBLEM.make_inputs(size, 1000 + batch, DEVICE)
+            input_sets = [PROBLEM.make_inputs(size, 2000 + batch * 100 + s, DEVICE) for s in range(n_sets)]
             expected, tol = tolerance(inputs)
             nbytes = PROBLEM.bytes_moved(size)
-            dense = torch.randn(n, k, device="cuda", dtype=torch.bfloat16) * 0.01
+            dense = torch.randn(n, k, device=DEVICE, dtype=torch.bfloat16) * 0.01
             cublas = {
-                "do_bench": 1e3 * triton.testing.do_bench(lambda inputs=inputs: reference.dense_gemv(**inputs), return_mode="median"),
+                "do_bench": bench_us(lambda inputs=inputs: reference.dense_gemv(**inputs)),
                 "window": window_us(reference.dense_gemv, input_sets),
-                "fixed_W_do_bench": 1e3 * triton.testing.do_bench(lambda x=inputs["x"], dense=dense: x @ dense.t(), return_mode="median"),
+                "fixed_W_do_bench": bench_us(lambda x=inputs["x"], dense=dense: x @ dense.t()),
             }
             emit({"size": list(size), "design": "cuBLAS bf16", **{f"{key}_us": round(v, 2) for key, v in cublas.items()}},
                  f"\n{n}x{k}, batch {batch}: cuBLAS bf16 GEMV {cublas['do_bench']:.2f} us do_bench, {cublas['window']:.2f} us window "
@@ -246,7 +269,7 @@ def main() -> None:
                         emit({**row, "wrong": True, "max_error": error, "note": note},
                              f"  {name:<66} WRONG, not timed: error {error:.3g} (allowed {tol.atol:.3g}) {note}")
                         continue
-                    bench = 1e3 * triton.testing.do_bench(lambda call=call, inputs=inputs: call(**inputs), return_mode="median")
+                    bench = bench_us(lambda call=call, inputs=inputs: call(**inputs))
                     window = window_us(call, input_sets)
                     if batch == 1:
                         best.setdefault(design, []).append((bench, config))
@@ -256,7 +279,8 @@ def main() -> None:
                          f"  {name:<66} {bench:6.2f} us {nbytes / bench / 1e3:5.0f} GB/s {cublas['do_bench'] / bench:5.2f}x | "
                          f"window {window:6.2f} us {cublas['window'] / window:5.2f}x")
             inputs = input_sets = expected = dense = None
-            torch.cuda.empty_cache()
+            if not SMOKE:
+                torch.cuda.empty_cache()
 
     # The fastest configuration of each design at batch 1, by shape.
     print("\nbatch 1, fastest configuration of each design (do_bench; window):")
