@@ -1,0 +1,348 @@
+"""Candidate kernels for Act 7's int4 weight-only GEMV (issue 18: the reference solution must reach
+3.0x a bf16 cuBLAS GEMV at batch 1), and their launchers. The module imports only Triton (the
+launchers import torch when called), so that the kernels can be compiled for sm_90 without a GPU to
+read their SASS; tests/gpu/tune_act7_int4_variants.py checks and times them. The layout is the
+exercise's: W's packed bytes read as int32 words (word j of a row holds elements 8j..8j+7, element
+8j+i in bits 4i..4i+3), a bf16 scale and a uint8 zero per group of 128.
+
+Every candidate turns a nibble into a float32 as the reference solution does (one AND: the nibble
+left in place is a subnormal, q * 2^(bit - 149); x is prescaled by an exact power of two) and applies
+the scale and zero once per group and row. They differ in how the bytes are kept in flight:
+
+- prefetch: one program per (batch row, BLOCK_N rows), as the solution, but the loads of step i+1
+  (weights, x, scales, zeros) are issued before step i is computed, so a program never waits for
+  memory with nothing in flight. The solution's loop issues a step's loads only after the previous
+  step's arithmetic, and Triton does not pipeline loads that feed no tl.dot (num_stages changes
+  nothing, checked in the SASS).
+- prefetch2: the same, two steps ahead (three steps of registers), for small steps.
+- splitk_atomic: the same loop over one of SPLIT_K ranges of K per program (grid axis 2); partial
+  row sums added in float32 (atomics, in L2) to a workspace, then a ticket per row block; the program
+  that draws the last ticket reads the sums back (an atomic add of 0), writes the bf16 output and
+  zeroes the sums and the ticket. One launch; the workspace is zeroed once when it is made.
+- splitk_two_pass: the partial sums stored to a float32 buffer (split, batch, N), then a second small
+  kernel adds them and writes bf16: no atomics and no state kept between calls, one launch more.
+
+What limits the bytes in flight is the register file: every program holds its next step(s) in
+registers, so with all programs resident the GPU has about N x (bytes of a row a step) x (steps
+ahead) in flight: 4 MB (32 KB an SM) at N = 8192 with 512-byte steps one ahead, twice that two
+ahead. Programs that do not all fit at once come in waves. ptxas gives about 120 registers at 128
+weights a thread and step, about 245 at 256; maxnreg (a launch option) caps them, at the price of
+spills (cuobjdump -res-usage: 200-300 bytes of stack at 128 for 256 weights a thread).
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _step(packed, x, s, z, shift, bit, x_scale,
+          GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr):
+    """One step's share, (BLOCK_N, GROUPS_PER_STEP) float32: s * (sum_k x_k q_k - z * sum_k x_k)."""
+    WORDS: tl.constexpr = GROUP // 8
+    xf = x.to(tl.float32)
+    q = ((packed.to(tl.uint32, bitcast=True) >> shift[None, None, :]) & (0xF << bit)[None, None, :]).to(tl.float32, bitcast=True)
+    dots = tl.sum(q * (xf * x_scale[None, :])[None, :, :], axis=2)
+    dots = tl.sum(tl.reshape(dots, (BLOCK_N, GROUPS_PER_STEP, WORDS)), axis=2) * 2.0**64
+    x_sums = tl.sum(tl.reshape(tl.sum(xf, axis=1), (GROUPS_PER_STEP, WORDS)), axis=1)
+    return s.to(tl.float32) * (dots - z.to(tl.float32) * x_sums[None, :])
+
+
+@triton.jit
+def _row_block_dot(
+    x_row, w_ptr, scale_ptr, zero_ptr, rows, g_start, g_end,
+    stride_wn, stride_sn, stride_zn,
+    GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr,
+):
+    """sum over groups [g_start, g_end) of x . W[rows] for one batch row (x_row points at it), as a
+    (BLOCK_N, GROUPS_PER_STEP) float32 tensor to be summed over its last axis. The next step's
+    weights, x, scales and zeros are loaded before the current step is computed."""
+    WORDS: tl.constexpr = GROUP // 8
+    BLOCK_W: tl.constexpr = GROUPS_PER_STEP * WORDS
+    offs_w = tl.arange(0, BLOCK_W)
+    steps = tl.arange(0, GROUPS_PER_STEP)
+    i = tl.arange(0, 8)
+    # Nibble i, left in place (bits 4i..4i+3; nibbles 6 and 7 moved down 8 bits out of the exponent),
+    # read as a float32 is q * 2^(bit - 149); x times 2^(85 - bit) makes every product q x 2^-64.
+    shift = 8 * (i // 6)
+    bit = 4 * i - shift
+    x_scale = ((127 + 85 - bit) << 23).to(tl.float32, bitcast=True)
+    w_rows = w_ptr + rows[:, None, None] * stride_wn
+    s_rows = scale_ptr + rows[:, None] * stride_sn
+    z_rows = zero_ptr + rows[:, None] * stride_zn
+    end_w = g_end * WORDS
+
+    words = g_start * WORDS + offs_w
+    groups = g_start + steps
+    packed = tl.load(w_rows + words[None, :, None], mask=(words < end_w)[None, :, None], other=0)
+    x = tl.load(x_row + 8 * words[:, None] + i[None, :], mask=(words < end_w)[:, None], other=0.0)
+    s = tl.load(s_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0.0)
+    z = tl.load(z_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0)
+    acc = tl.zeros((BLOCK_N, GROUPS_PER_STEP), dtype=tl.float32)
+    for g0 in range(g_start, g_end, GROUPS_PER_STEP):
+        # The next step's loads first (masked off past the end: no traffic).
+        words_next = (g0 + GROUPS_PER_STEP) * WORDS + offs_w
+        groups_next = g0 + GROUPS_PER_STEP + steps
+        packed_next = tl.load(w_rows + words_next[None, :, None], mask=(words_next < end_w)[None, :, None], other=0)
+        x_next = tl.load(x_row + 8 * words_next[:, None] + i[None, :], mask=(words_next < end_w)[:, None], other=0.0)
+        s_next = tl.load(s_rows + groups_next[None, :], mask=(groups_next < g_end)[None, :], other=0.0)
+        z_next = tl.load(z_rows + groups_next[None, :], mask=(groups_next < g_end)[None, :], other=0)
+
+        acc += _step(packed, x, s, z, shift, bit, x_scale, GROUP, BLOCK_N, GROUPS_PER_STEP)
+
+        packed, x, s, z = packed_next, x_next, s_next, z_next
+    return acc
+
+
+@triton.jit
+def _row_block_dot_deep(
+    x_row, w_ptr, scale_ptr, zero_ptr, rows, g_start, g_end,
+    stride_wn, stride_sn, stride_zn,
+    GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr,
+):
+    """_row_block_dot with the loads two steps ahead: steps i+1 and i+2 in flight while step i is
+    computed (three steps of registers; for small steps)."""
+    WORDS: tl.constexpr = GROUP // 8
+    BLOCK_W: tl.constexpr = GROUPS_PER_STEP * WORDS
+    offs_w = tl.arange(0, BLOCK_W)
+    steps = tl.arange(0, GROUPS_PER_STEP)
+    i = tl.arange(0, 8)
+    shift = 8 * (i // 6)
+    bit = 4 * i - shift
+    x_scale = ((127 + 85 - bit) << 23).to(tl.float32, bitcast=True)
+    w_rows = w_ptr + rows[:, None, None] * stride_wn
+    s_rows = scale_ptr + rows[:, None] * stride_sn
+    z_rows = zero_ptr + rows[:, None] * stride_zn
+    end_w = g_end * WORDS
+
+    words = g_start * WORDS + offs_w
+    groups = g_start + steps
+    packed0 = tl.load(w_rows + words[None, :, None], mask=(words < end_w)[None, :, None], other=0)
+    x0 = tl.load(x_row + 8 * words[:, None] + i[None, :], mask=(words < end_w)[:, None], other=0.0)
+    s0 = tl.load(s_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0.0)
+    z0 = tl.load(z_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0)
+    words = words + BLOCK_W
+    groups = groups + GROUPS_PER_STEP
+    packed1 = tl.load(w_rows + words[None, :, None], mask=(words < end_w)[None, :, None], other=0)
+    x1 = tl.load(x_row + 8 * words[:, None] + i[None, :], mask=(words < end_w)[:, None], other=0.0)
+    s1 = tl.load(s_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0.0)
+    z1 = tl.load(z_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0)
+    acc = tl.zeros((BLOCK_N, GROUPS_PER_STEP), dtype=tl.float32)
+    for g0 in range(g_start, g_end, GROUPS_PER_STEP):
+        words_next = (g0 + 2 * GROUPS_PER_STEP) * WORDS + offs_w
+        groups_next = g0 + 2 * GROUPS_PER_STEP + steps
+        packed2 = tl.load(w_rows + words_next[None, :, None], mask=(words_next < end_w)[None, :, None], other=0)
+        x2 = tl.load(x_row + 8 * words_next[:, None] + i[None, :], mask=(words_next < end_w)[:, None], other=0.0)
+        s2 = tl.load(s_rows + groups_next[None, :], mask=(groups_next < g_end)[None, :], other=0.0)
+        z2 = tl.load(z_rows + groups_next[None, :], mask=(groups_next < g_end)[None, :], other=0)
+        acc += _step(packed0, x0, s0, z0, shift, bit, x_scale, GROUP, BLOCK_N, GROUPS_PER_STEP)
+        packed0, x0, s0, z0 = packed1, x1, s1, z1
+        packed1, x1, s1, z1 = packed2, x2, s2, z2
+    return acc
+
+
+@triton.jit(do_not_specialize=["B"])
+def prefetch_kernel(
+    x_ptr, w_ptr, scale_ptr, zero_ptr, out_ptr,
+    B, N, K,
+    stride_xb, stride_wn, stride_sn, stride_zn, stride_ob,
+    GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr,
+):
+    """Program (b, pid_n): out[b, rows] for BLOCK_N rows of W, the whole of K, loads one step ahead."""
+    b = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rows = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    acc = _row_block_dot(x_ptr + b * stride_xb, w_ptr, scale_ptr, zero_ptr, rows, 0, K // GROUP,
+                         stride_wn, stride_sn, stride_zn, GROUP, BLOCK_N, GROUPS_PER_STEP)
+    out_rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(out_ptr + b * stride_ob + out_rows, tl.sum(acc, axis=1).to(tl.bfloat16), mask=out_rows < N)
+
+
+@triton.jit(do_not_specialize=["B"])
+def prefetch2_kernel(
+    x_ptr, w_ptr, scale_ptr, zero_ptr, out_ptr,
+    B, N, K,
+    stride_xb, stride_wn, stride_sn, stride_zn, stride_ob,
+    GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr,
+):
+    """prefetch_kernel with the loads two steps ahead."""
+    b = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rows = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    acc = _row_block_dot_deep(x_ptr + b * stride_xb, w_ptr, scale_ptr, zero_ptr, rows, 0, K // GROUP,
+                              stride_wn, stride_sn, stride_zn, GROUP, BLOCK_N, GROUPS_PER_STEP)
+    out_rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(out_ptr + b * stride_ob + out_rows, tl.sum(acc, axis=1).to(tl.bfloat16), mask=out_rows < N)
+
+
+@triton.jit(do_not_specialize=["B", "groups_per_split"])
+def splitk_atomic_kernel(
+    x_ptr, w_ptr, scale_ptr, zero_ptr, out_ptr, sums_ptr, tickets_ptr,
+    B, N, K, groups_per_split,
+    stride_xb, stride_wn, stride_sn, stride_zn, stride_ob,
+    GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr, SPLIT_K: tl.constexpr,
+):
+    """Program (b, pid_n, pid_k): groups [pid_k * groups_per_split, ...) of BLOCK_N rows. sums_ptr:
+    B x N float32, tickets_ptr: B x cdiv(N, BLOCK_N) int32, both zero on entry and left zero."""
+    b = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    pid_k = tl.program_id(2)
+    rows = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    g_start = pid_k * groups_per_split
+    g_end = tl.minimum(g_start + groups_per_split, K // GROUP)
+    acc = _row_block_dot(x_ptr + b * stride_xb, w_ptr, scale_ptr, zero_ptr, rows, g_start, g_end,
+                         stride_wn, stride_sn, stride_zn, GROUP, BLOCK_N, GROUPS_PER_STEP)
+    part = tl.sum(acc, axis=1)
+    out_rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    in_n = out_rows < N
+    if SPLIT_K == 1:
+        tl.store(out_ptr + b * stride_ob + out_rows, part.to(tl.bfloat16), mask=in_n)
+    else:
+        sums = sums_ptr + b * N + out_rows
+        # Atomics are acq_rel at GPU scope by default: each thread's add is done (in L2) before it
+        # passes the barrier, and the ticket is drawn after the barrier.
+        tl.atomic_add(sums, part, mask=in_n)
+        tl.debug_barrier()
+        ticket_ptr = tickets_ptr + b * tl.num_programs(1) + pid_n
+        ticket = tl.atomic_add(ticket_ptr, 1)
+        if ticket == SPLIT_K - 1:
+            # Every other program of this row block has added its part: read the sums where the
+            # atomics were done (an atomic add of 0, in L2), then leave zeros for the next call.
+            total = tl.atomic_add(sums, tl.zeros_like(part), mask=in_n)
+            tl.store(out_ptr + b * stride_ob + out_rows, total.to(tl.bfloat16), mask=in_n)
+            tl.store(sums, tl.zeros_like(part), mask=in_n)
+            tl.store(ticket_ptr, 0)
+
+
+@triton.jit(do_not_specialize=["B", "groups_per_split"])
+def splitk_partial_kernel(
+    x_ptr, w_ptr, scale_ptr, zero_ptr, part_ptr,
+    B, N, K, groups_per_split,
+    stride_xb, stride_wn, stride_sn, stride_zn,
+    GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr,
+):
+    """Program (b, pid_n, pid_k) stores its float32 partial sums at part[pid_k, b, rows]."""
+    b = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    pid_k = tl.program_id(2)
+    rows = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    g_start = pid_k * groups_per_split
+    g_end = tl.minimum(g_start + groups_per_split, K // GROUP)
+    acc = _row_block_dot(x_ptr + b * stride_xb, w_ptr, scale_ptr, zero_ptr, rows, g_start, g_end,
+                         stride_wn, stride_sn, stride_zn, GROUP, BLOCK_N, GROUPS_PER_STEP)
+    out_rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(part_ptr + (pid_k * B + b) * N + out_rows, tl.sum(acc, axis=1), mask=out_rows < N)
+
+
+@triton.jit
+def splitk_reduce_kernel(part_ptr, out_ptr, B, N, stride_ob, SPLIT_K: tl.constexpr, BLOCK: tl.constexpr):
+    """out[b, n] = sum over the splits of part[split, b, n], in bf16."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = offs < B * N
+    total = tl.zeros((BLOCK,), dtype=tl.float32)
+    for k in tl.static_range(SPLIT_K):
+        total += tl.load(part_ptr + k * B * N + offs, mask=inside, other=0.0)
+    tl.store(out_ptr + (offs // N) * stride_ob + offs % N, total.to(tl.bfloat16), mask=inside)
+
+
+# --- launchers -------------------------------------------------------------------------------------
+# Each takes the problem's inputs and a configuration (block sizes, num_warps, maxnreg, SPLIT_K) and
+# returns a new bf16 output. Besides the kernels they call only torch.empty, and torch.zeros once per
+# shape for the atomic candidate's workspace (a fill kernel, which the grader allows).
+
+_WORKSPACE: dict = {}
+
+
+def _shape(x, w_packed):
+    batch, k = x.shape
+    n = w_packed.shape[0]
+    assert w_packed.shape[1] * 2 == k and k % 128 == 0, "K must be a multiple of 128, w_packed (N, K/2)"
+    return batch, n, k
+
+
+def _options(config: dict) -> dict:
+    options = {"num_warps": config["num_warps"], "num_stages": 1}
+    if config.get("maxnreg"):
+        options["maxnreg"] = config["maxnreg"]
+    return options
+
+
+def _steps(config: dict, k: int) -> int:
+    """GROUPS_PER_STEP, at most the row's groups rounded up to a power of two."""
+    return min(config["GROUPS_PER_STEP"], triton.next_power_of_2(k // 128))
+
+
+def _groups_per_split(k: int, split_k: int, groups_per_step: int) -> int:
+    """Groups of each split: the K range cut in SPLIT_K, each a whole number of steps."""
+    return triton.cdiv(triton.cdiv(k // 128, split_k), groups_per_step) * groups_per_step
+
+
+def int4_gemv_prefetch(x, w_packed, scale, zero, config=None, deep=False):
+    import torch
+
+    config = config or {"BLOCK_N": 16, "GROUPS_PER_STEP": 16, "num_warps": 8}
+    batch, n, k = _shape(x, w_packed)
+    words = w_packed.view(torch.int32)
+    out = torch.empty((batch, n), dtype=torch.bfloat16, device=x.device)
+    kernel = prefetch2_kernel if deep else prefetch_kernel
+    kernel[(batch, triton.cdiv(n, config["BLOCK_N"]))](
+        x, words, scale, zero, out, batch, n, k,
+        x.stride(0), words.stride(0), scale.stride(0), zero.stride(0), out.stride(0),
+        GROUP=128, BLOCK_N=config["BLOCK_N"], GROUPS_PER_STEP=_steps(config, k), **_options(config),
+    )
+    return out
+
+
+def int4_gemv_prefetch2(x, w_packed, scale, zero, config=None):
+    return int4_gemv_prefetch(x, w_packed, scale, zero, config or {"BLOCK_N": 16, "GROUPS_PER_STEP": 4, "num_warps": 4}, deep=True)
+
+
+def int4_gemv_splitk_atomic(x, w_packed, scale, zero, config=None):
+    import torch
+
+    config = config or {"BLOCK_N": 16, "GROUPS_PER_STEP": 8, "SPLIT_K": 2, "num_warps": 8}
+    batch, n, k = _shape(x, w_packed)
+    words = w_packed.view(torch.int32)
+    out = torch.empty((batch, n), dtype=torch.bfloat16, device=x.device)
+    block_n, steps, split_k = config["BLOCK_N"], _steps(config, k), config["SPLIT_K"]
+    blocks = triton.cdiv(n, block_n)
+    # The float32 sums and the tickets: zero when made, and every call leaves them zero.
+    key = (str(x.device), batch * n, batch * blocks)
+    if key not in _WORKSPACE:
+        _WORKSPACE[key] = (torch.zeros(batch * n, dtype=torch.float32, device=x.device),
+                           torch.zeros(batch * blocks, dtype=torch.int32, device=x.device))
+    sums, tickets = _WORKSPACE[key]
+    splitk_atomic_kernel[(batch, blocks, split_k)](
+        x, words, scale, zero, out, sums, tickets, batch, n, k, _groups_per_split(k, split_k, steps),
+        x.stride(0), words.stride(0), scale.stride(0), zero.stride(0), out.stride(0),
+        GROUP=128, BLOCK_N=block_n, GROUPS_PER_STEP=steps, SPLIT_K=split_k, **_options(config),
+    )
+    return out
+
+
+def int4_gemv_splitk_two_pass(x, w_packed, scale, zero, config=None):
+    import torch
+
+    config = config or {"BLOCK_N": 16, "GROUPS_PER_STEP": 8, "SPLIT_K": 2, "num_warps": 8}
+    batch, n, k = _shape(x, w_packed)
+    words = w_packed.view(torch.int32)
+    out = torch.empty((batch, n), dtype=torch.bfloat16, device=x.device)
+    block_n, steps, split_k = config["BLOCK_N"], _steps(config, k), config["SPLIT_K"]
+    part = torch.empty((split_k, batch, n), dtype=torch.float32, device=x.device)
+    splitk_partial_kernel[(batch, triton.cdiv(n, block_n), split_k)](
+        x, words, scale, zero, part, batch, n, k, _groups_per_split(k, split_k, steps),
+        x.stride(0), words.stride(0), scale.stride(0), zero.stride(0),
+        GROUP=128, BLOCK_N=block_n, GROUPS_PER_STEP=steps, **_options(config),
+    )
+    block = 1024
+    splitk_reduce_kernel[(triton.cdiv(batch * n, block),)](part, out, batch, n, out.stride(0), SPLIT_K=split_k, BLOCK=block, num_warps=4)
+    return out
+
+
+LAUNCHERS = {
+    "prefetch": int4_gemv_prefetch,
+    "prefetch2": int4_gemv_prefetch2,
+    "splitk_atomic": int4_gemv_splitk_atomic,
+    "splitk_two_pass": int4_gemv_splitk_two_pass,
+}
