@@ -162,25 +162,35 @@ class Replay:
         return next(self.next) if method == "step" else None
 
 
-def wall_seconds(requests: list, runs: dict, model, rounds: int = 3) -> dict:
+def wall_seconds(requests: list, runs: dict, model, rounds: int = 5) -> dict:
     """{name: (seconds, outputs)} for each recorded run ({name: Engine.run's result}): the best of
     ``rounds`` timed replays of its plans on ``model``, taken in turn after one untimed round of
-    warm-up, the device synchronised before and after each. A step-time in which the run waited
-    for arrivals (``idle``) is charged as the mean of its busy steps: waiting is not free."""
+    warm-up, the device synchronised before and after each and Python's garbage collector held
+    off. A step-time in which the run waited for arrivals (``idle``) is charged as the mean of its
+    busy steps: waiting is not free."""
+    import gc
+
     import torch
 
     engine = Engine(requests, model)
     sync = torch.cuda.synchronize if model.device.type == "cuda" else (lambda: None)
     best = dict.fromkeys(runs, float("inf"))
     outputs: dict = {}
-    for round_ in range(rounds + 1):
-        for name, ran in runs.items():
-            sync()
-            started = time.perf_counter()
-            replayed = engine.run(Replay(ran["plans"]))
-            sync()
-            seconds = time.perf_counter() - started
-            outputs[name] = replayed["outputs"]
-            if round_:
-                best[name] = min(best[name], seconds)
+    collecting = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        for round_ in range(rounds + 1):
+            for name, ran in runs.items():
+                sync()
+                started = time.perf_counter()
+                replayed = engine.run(Replay(ran["plans"]))
+                sync()
+                seconds = time.perf_counter() - started
+                outputs[name] = replayed["outputs"]
+                if round_:
+                    best[name] = min(best[name], seconds)
+    finally:
+        if collecting:
+            gc.enable()
     return {name: (best[name] * (1.0 + ran["idle"] / max(1, ran["busy"])), outputs[name]) for name, ran in runs.items()}

@@ -15,6 +15,8 @@ token. The host keeps every length, so nothing else waits for the device.
 
 from __future__ import annotations
 
+from itertools import chain
+
 
 class SlotRunner:
     """Carries out engine steps on ``model`` over a cache of ``slots`` sequences."""
@@ -40,34 +42,34 @@ class SlotRunner:
     def step(self, decode: list, prefill: list) -> list:
         """``decode``: (rid, last token) of requests holding a cache; ``prefill``: (rid, tokens) of
         requests without one (they get a slot). Returns the next token of each, decode rows first."""
+        import numpy as np
         import torch
 
         for rid, _ in prefill:
             if not self.free:
                 raise RuntimeError(f"all {self.slots} cache slots are taken")
             self.slot[rid], self.length[rid] = self.free.pop(), 0
-        # Each row: its request, its new tokens, and where they start in its slot.
-        rows = [(rid, [token], self.length[rid]) for rid, token in decode] + [(rid, list(row), 0) for rid, row in prefill]
-        b, s = len(rows), max(len(row) for _, row, _ in rows)
-        starts = [start for _, _, start in rows]
-        tokens = [t for _, row, _ in rows for t in row]
-        positions = [start + i for _, row, start in rows for i in range(len(row))]
-        token_slots = [self.slot[rid] for rid, row, _ in rows for _ in row]
+        # Each row: its request's slot, where its new tokens start there, and how many they are.
+        rids = [rid for rid, _ in decode] + [rid for rid, _ in prefill]
+        slots = np.array([self.slot[rid] for rid in rids], dtype=np.int64)
+        starts = np.array([self.length[rid] for rid, _ in decode] + [0] * len(prefill), dtype=np.int64)
+        counts = np.array([1] * len(decode) + [len(row) for _, row in prefill], dtype=np.int64)
+        b, s = len(rids), int(counts.max())
+        tokens = np.fromiter(chain((token for _, token in decode), *(row for _, row in prefill)), dtype=np.int64)
         # Row r's token i sits at packed index first[r] + i and at padded index r * s + i.
-        first = [0]
-        for _, row, _ in rows:
-            first.append(first[-1] + len(row))
-        padded = [first[r] + min(i, len(row) - 1) for r, (_, row, _) in enumerate(rows) for i in range(s)]
-        unpadded = [r * s + i for r, (_, row, _) in enumerate(rows) for i in range(len(row))]
-        last = [first[r + 1] - 1 for r in range(b)]
-        host = [self.slot[rid] for rid, _, _ in rows] + starts + last + tokens + positions + token_slots + unpadded + padded
+        first = np.concatenate([[0], np.cumsum(counts)])
+        n = int(first[-1])
+        offset = np.arange(n) - np.repeat(first[:-1], counts)
+        parts = [slots, starts, first[1:] - 1, tokens, np.repeat(starts, counts) + offset, np.repeat(slots, counts)]
+        if s > 1:
+            parts.append(np.repeat(np.arange(b) * s, counts) + offset)
+            parts.append((first[:-1, None] + np.minimum(np.arange(s)[None, :], counts[:, None] - 1)).ravel())
         # One copy to the device: every index the step needs.
-        data = torch.tensor(host, dtype=torch.int64).to(self.model.device)
-        n = len(tokens)
-        index = data.split([b, b, b, n, n, n, n, b * s])
-        logits = self._forward(index, s, span=max(start + len(row) for _, row, start in rows))
-        for rid, row, start in rows:
-            self.length[rid] = start + len(row)
+        data = torch.from_numpy(np.concatenate(parts)).to(self.model.device)
+        index = data.split([b, b, b, n, n, n] + ([n, b * s] if s > 1 else []))
+        logits = self._forward(index, s, span=int((starts + counts).max()))
+        for rid, start, count in zip(rids, starts.tolist(), counts.tolist(), strict=True):
+            self.length[rid] = start + count
         return logits.argmax(-1).tolist()
 
     def _forward(self, index: tuple, s: int, span: int):
@@ -76,7 +78,8 @@ class SlotRunner:
         import torch
 
         model, cache, c = self.model, self.cache, self.model.config
-        row_slots, starts, last, tokens, positions, token_slots, unpadded, padded = index
+        row_slots, starts, last, tokens, positions, token_slots, *padding = index
+        unpadded, padded = padding if s > 1 else (None, None)
         b, heads, hd = row_slots.shape[0], c.n_heads, c.head_dim
         device = model.device
         # Query i of row r sits at position starts[r] + i and sees every key up to it (a padding query
