@@ -105,11 +105,15 @@ class LearnerObject:
             raise LearnerFault(f"{shown} {header['wrong_type']}")
         return header
 
+    def end(self) -> None:
+        """The learner's process is no longer needed: stopped before the judge times anything."""
+        self.g.learner.end()
+
 
 def grade_interactive(g) -> None:
-    """An object whose decisions the problem's own code carries out (``play``, in this process): its
-    cases decide correctness, its measured fraction the speed points."""
-    outcome = g.problem.play(LearnerObject(g), secrets.randbits(62))
+    """An object whose decisions the problem's own code carries out (``play``, in this process, given
+    the grading's device): its cases decide correctness, its measured fraction the speed points."""
+    outcome = g.problem.play(LearnerObject(g), secrets.randbits(62), g.device)
     if g.stopped:
         return
     g.result.cases.extend(CaseResult.from_dict(case) for case in outcome["cases"])

@@ -107,13 +107,15 @@ class TraceProblem(CorrectnessOnly):
 @dataclass
 class InteractiveProblem(CorrectnessAndSpeed):
     """A pure-Python exercise whose answer is an object that makes decisions (a scheduler) while the
-    grader's own code acts on them: ``play(learner, seed)`` runs in the judge, builds the learner's
-    object with ``learner.new(**constructor)``, asks it with ``learner.call(method, **kwargs)`` (one
-    round trip to the learner's worker each; a ``LearnerFault`` when the call raises, returns what is
-    not plain data or does not answer in time), and returns ``{"cases": [...], "speed_fraction": f,
-    "speed_note": "..."}``: the cases decide correctness, ``f`` (0 to 1) the share of the speed points,
-    which are earned on any machine since ``play`` measures in its own units (model steps, not time).
-    ``solution_target`` is what the reference solution's measured value must reach."""
+    grader's own code acts on them: ``play(learner, seed, device)`` runs in the judge, builds the
+    learner's object with ``learner.new(**constructor)``, asks it with ``learner.call(method, **kwargs)``
+    (one round trip to the learner's worker each; a ``LearnerFault`` when the call raises, returns what
+    is not plain data or does not answer in time), may stop the learner's process with ``learner.end()``
+    before it times anything, and returns ``{"cases": [...], "speed_fraction": f, "speed_note": "..."}``:
+    the cases decide correctness, ``f`` (0 to 1) the share of the speed points, which are earned on
+    any machine since ``play`` measures in units of its own on a CPU (model steps) and may time its
+    own replay on the grading's ``device`` (the scheduler's tokens/s on a GPU). ``solution_target``
+    is what the reference solution's measured value must reach."""
 
     name: str
     title: str

@@ -131,6 +131,8 @@ class TinyTransformer(torch.nn.Module):
         k = torch.zeros(shape, device=self.device, dtype=self.dtype)
         return KVCache(k=k, v=torch.zeros_like(k), lengths=torch.zeros(batch, dtype=torch.int64, device=self.device))
 
+    # The pieces of a forward (_qkv, _attend, _output, _logits) are also what Act 6's batching engine
+    # runs its packed steps with (autograder/problems/act6/slots.py): keep their shapes.
     def _qkv(self, block: Block, x: torch.Tensor, positions: torch.Tensor):
         """x [batch, seq, dim], positions [batch, seq] -> q [b, heads, seq, hd], k and v [b, kv_heads, seq, hd]."""
         c = self.config

@@ -270,9 +270,9 @@ def finish(job: dict, result: ProblemResult) -> dict:
 
 def _score_judged_speed(problem, result: ProblemResult, device: str) -> ProblemResult:
     """An exercise whose speed the judge measured itself: an object whose decisions the grader acted on
-    ("interactive", in model steps, so on any machine) or a wrapper the judge timed against the eager
-    step ("graphed", on a GPU only). Correctness from the cases, speed from the share of the target
-    the judge found (``speed_fraction``), only after a correct answer."""
+    ("interactive": model steps on a CPU, its own timed replay on a GPU, so on any machine) or a wrapper
+    the judge timed against the eager step ("graphed", on a GPU only). Correctness from the cases,
+    speed from the share of the target the judge found (``speed_fraction``), after a correct answer."""
     passed = result.status == "PASS"
     anywhere = problem.kind == "interactive"
     fraction = result.extra.get("speed_fraction") if passed and (anywhere or device == "cuda") else None

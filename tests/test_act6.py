@@ -275,11 +275,51 @@ def _play(cls, seed: int = 0) -> dict:
     return SCHEDULER.play(sched._Local(cls), seed)
 
 
+@pytest.fixture
+def one_thread():
+    """The engine's operations are tiny: on a busy machine, threads only contend (play does the same)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def test_the_scheduler_solution_reaches_its_target_and_full_marks():
     outcome = _play(_scheduler_class())
     assert all(c["passed"] for c in outcome["cases"]), outcome["cases"]
     assert outcome["measured"]["throughput_ratio"] >= SCHEDULER.solution_target == sched.SOLUTION_TARGET
-    assert outcome["speed_fraction"] == 1.0
+    assert outcome["measured"]["throughput_ratio"] == outcome["measured"]["step_ratio"] and "time_ratio" not in outcome["measured"]
+    assert outcome["speed_fraction"] == 1.0 and "graded in model-step times" in outcome["speed_note"]
+
+
+def test_the_engine_batches_each_step_into_one_forward_over_its_slots(one_thread):
+    # A trace tight on blocks: preemptions, re-prefills of prompt + tokens, several prefills in a step.
+    requests = sched.make_trace(9, burst=16, stream=8, rate=1.0)
+    model = sched._model()
+    engine = Engine(requests, model)
+    forwards = []
+    step = engine.runner.step
+    engine.runner.step = lambda decode, prefill: forwards.append((len(decode), len(prefill))) or step(decode, prefill)
+    ran = engine.run(sched._Local(_scheduler_class()))
+    assert len(forwards) == ran["busy"] and any(d and p > 1 for d, p in forwards), forwards
+    assert any(plan["preempt"] for plan in ran["plans"]), "the trace should make the solution preempt"
+    assert sched.greedy_mismatches(model, requests, ran["outputs"]) == []
+    assert not engine.runner.slot and sorted(engine.runner.free) == list(range(engine.runner.slots))
+
+
+def test_the_timed_replay_carries_out_the_recorded_plans(one_thread):
+    """wall_seconds, as a GPU grading runs it, here on the CPU: the replays give the run's own tokens."""
+    from autograder.problems.act6.batching_engine import wall_seconds
+
+    requests = sched.make_trace(4, burst=6, stream=6, rate=0.3)
+    model = sched._model()
+    runs = {"static": sched.static_baseline(requests), "learner": Engine(requests, model).run(sched._Local(_scheduler_class()))}
+    timed = wall_seconds(requests, runs, model, rounds=1)
+    assert timed["learner"][1] == runs["learner"]["outputs"] and all(seconds > 0 for seconds, _ in timed.values())
+    measured = sched.throughput(requests, runs["static"], runs["learner"], "cpu")
+    assert measured == {"step_ratio": measured["throughput_ratio"], "throughput_ratio": runs["static"]["time"] / runs["learner"]["time"]}
 
 
 def test_static_batching_is_correct_and_earns_no_throughput_points():
@@ -288,7 +328,7 @@ def test_static_batching_is_correct_and_earns_no_throughput_points():
     assert outcome["measured"]["throughput_ratio"] == pytest.approx(1.0) and outcome["speed_fraction"] == 0.0
 
 
-def test_the_engine_generates_what_each_request_alone_generates():
+def test_the_engine_generates_what_each_request_alone_generates(one_thread):
     requests = sched.make_trace(3, burst=6, stream=4, rate=0.5)
     model = sched._model()
     ran = Engine(requests, model).run(sched._Local(_scheduler_class()))

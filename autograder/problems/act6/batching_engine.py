@@ -1,13 +1,17 @@
 """The engine of Act 6's scheduler exercise (scheduler.py): it plays a trace of requests through a
 scheduler's plans, refuses a plan it cannot carry out (an unknown or unarrived request, the KV cache
-over its blocks, a deadlock) and, given the tiny transformer, generates every request's tokens.
+over its blocks, a deadlock) and, given the tiny transformer, generates every request's tokens, one
+forward per step over a slotted KV cache (slots.py).
 
 Time is counted in model-step times: a step costs one decode step, or proportionally more when it
-prefills more than PREFILL_TOKENS_PER_STEP prompt tokens."""
+prefills more than PREFILL_TOKENS_PER_STEP prompt tokens. On a GPU the engine also times itself
+(``wall_seconds``): the plans a run recorded are replayed, without the scheduler, on the model there.
+"""
 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 PREFILL_TOKENS_PER_STEP = 256
@@ -39,65 +43,71 @@ class Engine:
     def __init__(self, requests: list, model=None) -> None:
         self.requests = {q.rid: q for q in requests}
         self.order = sorted(requests, key=lambda q: (q.arrival, q.rid))
-        self.model = model
+        self.runner = None
+        if model is not None:
+            from .slots import SlotRunner
+
+            # Each request holding a cache holds at least one block: KV_BLOCKS slots always suffice.
+            self.runner = SlotRunner(model, KV_BLOCKS)
 
     def run(self, scheduler) -> dict:
-        """{"time": makespan, "latency": {rid: seconds}, "outputs": {rid: tokens}, "steps": n}; raises
+        """{"time": makespan, "latency": {rid: step-times}, "outputs": {rid: tokens}, "steps": n, "plans":
+        every plan carried out, "busy": steps that ran something, "idle": step-times nothing ran}; raises
         SchedulingError for an invalid plan or a deadlock (the learner's fault) and lets LearnerFault through."""
         scheduler.new(kv_blocks=KV_BLOCKS, block_size=BLOCK_SIZE, max_batch=MAX_BATCH)
+        if self.runner is not None:
+            self.runner.reset()
         pending = list(self.order)
         generated = {rid: [] for rid in self.requests}
-        caches: dict = {}
         cached: set = set()
         done: dict = {}
         arrived: set = set()
-        now, steps, idle, finished = 0.0, 0, 0, []
+        plans: list = []
+        now, idle, steps, busy, quiet, finished = 0.0, 0.0, 0, 0, 0, []
         while len(done) < len(self.requests):
             while pending and pending[0].arrival <= now:
                 q = pending.pop(0)
                 arrived.add(q.rid)
                 scheduler.call("add_request", request_id=q.rid, prompt_len=len(q.prompt), max_new_tokens=q.max_new)
             if not (arrived - set(done)) and not finished:
+                idle += pending[0].arrival - now
                 now = pending[0].arrival
                 continue
             plan = scheduler.call("step", finished=finished)
             finished = []
             run, preempt = self._validate(plan, steps, arrived, done, cached)
+            plans.append({"run": list(run), "preempt": list(preempt)})
             cached -= set(preempt)
             for rid in preempt:
-                caches.pop(rid, None)
+                self._release(rid)
             held = sum(blocks_for(len(self.requests[r].prompt) + len(generated[r]) + (r in run)) for r in cached | set(run))
             if held > KV_BLOCKS:
                 raise SchedulingError(
                     f"step {steps}: after it the requests holding a KV cache would need {held} blocks, more than the "
                     f"{KV_BLOCKS} there are (preempt a request, or admit fewer)"
                 )
+            steps += 1
             if not run:
-                idle += 1
-                if idle > IDLE_STEPS_LIMIT:
+                quiet += 1
+                if quiet > IDLE_STEPS_LIMIT:
                     waiting = len(arrived) - len(done)
                     raise SchedulingError(f"deadlock: {IDLE_STEPS_LIMIT} steps in a row ran nothing while {waiting} requests waited")
-                now += 1.0
-                steps += 1
+                now, idle = now + 1.0, idle + 1.0
                 continue
-            idle = 0
+            busy, quiet = busy + 1, 0
             prefill = [r for r in run if r not in cached]
             prompt_tokens = sum(len(self.requests[r].prompt) + len(generated[r]) for r in prefill)
-            if self.model is not None:
-                self._execute(run, prefill, generated, caches)
-            else:
-                for r in run:
-                    generated[r].append(0)
+            self._execute(run, prefill, generated)
             cached |= set(run)
             now += max(1.0, prompt_tokens / PREFILL_TOKENS_PER_STEP)
-            steps += 1
             for r in run:
                 if len(generated[r]) == self.requests[r].max_new:
                     done[r] = now
                     finished.append(r)
                     cached.discard(r)
-                    caches.pop(r, None)
-        return {"time": now, "latency": {r: done[r] - self.requests[r].arrival for r in done}, "outputs": generated, "steps": steps}
+                    self._release(r)
+        return {"time": now, "latency": {r: done[r] - self.requests[r].arrival for r in done}, "outputs": generated,
+                "steps": steps, "plans": plans, "busy": busy, "idle": idle}
 
     def _validate(self, plan, step: int, arrived: set, done: dict, cached: set) -> tuple[list, list]:
         if not isinstance(plan, dict) or not isinstance(plan.get("run"), list) or not isinstance(plan.get("preempt", []), list):
@@ -120,25 +130,67 @@ class Engine:
             raise SchedulingError(f"step {step}: {len(run)} requests run, more than max_batch = {MAX_BATCH}")
         return run, preempt
 
-    def _execute(self, run: list, prefill: list, generated: dict, caches: dict) -> None:
-        """Prefill the new and the preempted (their prompt and tokens so far), then decode the others in one batch."""
-        import torch
+    def _release(self, rid) -> None:
+        if self.runner is not None:
+            self.runner.release(rid)
 
-        model = self.model
-        for r in prefill:
-            tokens = self.requests[r].prompt + generated[r]
-            cache = model.new_cache(1, max_seq_len=model.config.max_seq_len)
-            logits = model.prefill(torch.tensor([tokens]), cache)
-            caches[r] = cache
-            generated[r].append(int(logits[0, -1].argmax()))
-        decoding = [r for r in run if r not in prefill]
-        if not decoding:
+    def _execute(self, run: list, prefill: list, generated: dict) -> None:
+        """Prefill the new and the preempted (their prompt and tokens so far) and decode the others, in
+        one forward (slots.py); without a model, a placeholder token each."""
+        if self.runner is None:
+            for r in run:
+                generated[r].append(0)
             return
-        batch = model.new_cache(len(decoding), max_seq_len=model.config.max_seq_len)
-        for i, r in enumerate(decoding):
-            batch.k[:, i], batch.v[:, i], batch.lengths[i] = caches[r].k[:, 0], caches[r].v[:, 0], caches[r].lengths[0]
-        logits = model.decode_step(torch.tensor([generated[r][-1] for r in decoding]), batch)
-        for i, r in enumerate(decoding):
-            caches[r].k[:, 0], caches[r].v[:, 0], caches[r].lengths[0] = batch.k[:, i], batch.v[:, i], batch.lengths[i]
-            generated[r].append(int(logits[i].argmax()))
+        decode = [r for r in run if r not in prefill]
+        rows = [(r, generated[r][-1]) for r in decode]
+        tokens = self.runner.step(rows, [(r, self.requests[r].prompt + generated[r]) for r in prefill])
+        for r, token in zip(decode + prefill, tokens, strict=True):
+            generated[r].append(token)
 
+
+class Replay:
+    """A scheduler that gives back recorded plans in order: what the timed replays run, so that no
+    scheduler's own work (nor a round trip to the learner's process) is on the clock."""
+
+    def __init__(self, plans: list) -> None:
+        self.plans = plans
+
+    def new(self, **constructor) -> None:
+        self.next = iter(self.plans)
+
+    def call(self, method: str, **kwargs):
+        return next(self.next) if method == "step" else None
+
+
+def wall_seconds(requests: list, runs: dict, model, rounds: int = 5) -> dict:
+    """{name: (seconds, outputs)} for each recorded run ({name: Engine.run's result}): the best of
+    ``rounds`` timed replays of its plans on ``model``, taken in turn after one untimed round of
+    warm-up, the device synchronised before and after each and Python's garbage collector held
+    off. A step-time in which the run waited for arrivals (``idle``) is charged as the mean of its
+    busy steps: waiting is not free."""
+    import gc
+
+    import torch
+
+    engine = Engine(requests, model)
+    sync = torch.cuda.synchronize if model.device.type == "cuda" else (lambda: None)
+    best = dict.fromkeys(runs, float("inf"))
+    outputs: dict = {}
+    collecting = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        for round_ in range(rounds + 1):
+            for name, ran in runs.items():
+                sync()
+                started = time.perf_counter()
+                replayed = engine.run(Replay(ran["plans"]))
+                sync()
+                seconds = time.perf_counter() - started
+                outputs[name] = replayed["outputs"]
+                if round_:
+                    best[name] = min(best[name], seconds)
+    finally:
+        if collecting:
+            gc.enable()
+    return {name: (best[name] * (1.0 + ran["idle"] / max(1, ran["busy"])), outputs[name]) for name, ran in runs.items()}

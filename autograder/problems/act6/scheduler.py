@@ -10,14 +10,17 @@ wait. The engine runs the tiny random-weight transformer (float64, so batching c
 choice) on every plan and checks, per trace: every plan valid, the KV cache never over its blocks,
 no deadlock, every request finished with exactly the tokens greedy generation of it alone gives, and
 no request waiting longer than the worst wait of static batching on the same trace (the stated
-tail-latency bound).
+tail-latency bound, in model-step times on any machine).
 
-Throughput is counted in model-step times, the same on any machine: a step costs one decode step
+Throughput is the hidden trace's makespan under static batching (the grader's own scheduler: fixed
+batches, each request reserving blocks for its longest possible length) over the learner's. On a CPU
+it is counted in model-step times, the same on any machine: a step costs one decode step
 (memory-bound: its cost hardly depends on the batch) or, when it prefills more than
-PREFILL_TOKENS_PER_STEP prompt tokens, proportionally more. The score is the hidden trace's makespan
-under static batching (the grader's own scheduler: fixed batches, each request reserving blocks for
-its longest possible length) over the learner's. The engine is batching_engine.py's; the traces, the
-baseline and the score are here.
+PREFILL_TOKENS_PER_STEP prompt tokens, proportionally more. On a GPU it is graded in time: the plans
+both schedules made are replayed by the engine on the model there (batching_engine.wall_seconds;
+the learner's process is gone by then), and tokens per second of each give the ratio; the ratio in
+model-step times is reported beside it. The engine is batching_engine.py's; the traces, the baseline
+and the score are here.
 """
 
 from __future__ import annotations
@@ -26,9 +29,9 @@ import random
 
 from ...problem import register
 from ...python_problems import InteractiveProblem
-from .batching_engine import Engine, Request, SchedulingError, blocks_for
+from .batching_engine import Engine, Request, SchedulingError, blocks_for, wall_seconds
 
-# The speed scale: the ratio of static batching's makespan to the learner's.
+# The speed scale: the ratio of static batching's makespan to the learner's (in time on a GPU).
 ZERO_AT, FULL_AT, SOLUTION_TARGET = 1.0, 1.5, 2.0
 
 
@@ -89,14 +92,17 @@ class _Local:
     def call(self, method: str, **kwargs):
         return getattr(self.obj, method)(**kwargs)
 
+    def end(self) -> None:
+        """Nothing to stop: the object lives in this process."""
 
-def _model():
+
+def _model(device: str = "cpu"):
     import torch
 
     from ...tiny_config import TINY
     from ...tiny_transformer import TinyTransformer
 
-    return TinyTransformer(TINY, seed=0, dtype=torch.float64)
+    return TinyTransformer(TINY, seed=0, device=device, dtype=torch.float64)
 
 
 def static_baseline(requests: list) -> dict:
@@ -121,24 +127,25 @@ def greedy_mismatches(model, requests: list, outputs: dict) -> list:
     return wrong
 
 
-def play(learner, seed: int) -> dict:
-    """The hidden trace (its throughput is the score), then a random trace drawn from the seed."""
+def play(learner, seed: int, device: str = "cpu") -> dict:
+    """The hidden trace (its throughput is the score), then a random trace drawn from the seed; on a
+    GPU (``device`` "cuda") the hidden trace's throughput is graded in time."""
     import torch
 
     threads = torch.get_num_threads()
     # The model's operations are tiny: threads only add contention.
     torch.set_num_threads(1)
     try:
-        return _play(learner, seed)
+        return _play(learner, seed, device)
     finally:
         torch.set_num_threads(threads)
 
 
-def _play(learner, seed: int) -> dict:
+def _play(learner, seed: int, device: str) -> dict:
     from ...answers import LearnerFault
 
     model = _model()
-    cases, ratio = [], None
+    cases, hidden = [], None
     traces = [("hidden trace", hidden_trace()), ("random trace", make_trace(seed, burst=12, stream=12, rate=0.4))]
     for label, requests in traces:
         static = static_baseline(requests)
@@ -161,14 +168,39 @@ def _play(learner, seed: int) -> dict:
             "message": "" if worst <= bound else "a request waited longer than static batching would make it wait: a scheduler must not starve anyone",
         })
         if label == "hidden trace":
-            ratio = static["time"] / ran["time"]
+            hidden = (requests, static, ran)
+    learner.end()
+    # Time is worth measuring only where speed points can follow: every case passed.
+    timed_on = device if all(c["passed"] for c in cases) else "cpu"
+    measured = {} if hidden is None else throughput(*hidden, timed_on)
+    ratio = measured.get("throughput_ratio")
     fraction = 0.0 if ratio is None else min(1.0, max(0.0, (ratio - ZERO_AT) / (FULL_AT - ZERO_AT)))
-    note = "" if ratio is None else (
-        f"throughput on the hidden trace {ratio:.2f}x static batching's, in model-step times "
-        f"(0 points at {ZERO_AT:g}x, full at {FULL_AT:g}x; the reference solution reaches {SOLUTION_TARGET:g}x)"
-    )
-    return {"cases": cases, "speed_fraction": fraction, "speed_note": note, "measured": {"throughput_ratio": ratio},
+    scale = f"0 points at {ZERO_AT:g}x, full at {FULL_AT:g}x; the reference solution reaches {SOLUTION_TARGET:g}x"
+    if ratio is None:
+        note = ""
+    elif "time_ratio" in measured:
+        note = (f"throughput on the hidden trace, graded in time on this GPU: {ratio:.2f}x static batching's "
+                f"({measured['tokens_per_s']:,.0f} against {measured['static_tokens_per_s']:,.0f} tokens/s; {scale}); "
+                f"in model-step times {measured['step_ratio']:.2f}x (not graded on a GPU)")
+    else:
+        note = f"throughput on the hidden trace, graded in model-step times: {ratio:.2f}x static batching's ({scale}; a GPU grades it in time)"
+    return {"cases": cases, "speed_fraction": fraction, "speed_note": note, "measured": measured,
             "good": "every plan was carried out, within the budget, with the right tokens", "bad": "some plans could not be carried out"}
+
+
+def throughput(requests: list, static: dict, ran: dict, device: str) -> dict:
+    """Static batching's makespan over the learner's: in model-step times, and on a GPU in time (the
+    graded one there), the engine replaying both recorded schedules on the model on the GPU."""
+    measured = {"step_ratio": static["time"] / ran["time"]}
+    measured["throughput_ratio"] = measured["step_ratio"]
+    if device == "cuda":
+        timed = wall_seconds(requests, {"static": static, "learner": ran}, _model(device))
+        tokens = sum(q.max_new for q in requests)
+        (static_s, _), (learner_s, outputs) = timed["static"], timed["learner"]
+        measured.update(time_ratio=static_s / learner_s, tokens_per_s=tokens / learner_s, static_tokens_per_s=tokens / static_s,
+                        seconds=learner_s, static_seconds=static_s, replay_equal=outputs == ran["outputs"])
+        measured["throughput_ratio"] = measured["time_ratio"]
+    return measured
 
 
 register(
