@@ -141,6 +141,8 @@ class Grading:
         setup = {
             "language": language, "module": module, "entry": entry, "problem": self.job["problem"], "kind": self.job.get("kind"),
             "writable": [folder, self.shared_folder, *([kernels] if kernels else []), *_device_files()],
+            # Other submissions' compiled kernels (the reference solution's, if it was graded here).
+            "hidden": [os.path.dirname(kernels)] if kernels else [],
         }
         session.configure(setup, start_timeout=self.remaining(), kernel_cache=kernels)
         return session

@@ -3,6 +3,8 @@ answers are refused, and an exception the code raises is described for the judge
 
 from __future__ import annotations
 
+import glob
+import os
 import sys
 import traceback
 
@@ -54,6 +56,24 @@ def refuse_grader_imports() -> None:
             delattr(sys.modules[parent], child)
         del sys.modules[name]
     sys.meta_path.insert(0, _RefuseGraderImports())
+
+
+def hidden_files() -> list[str]:
+    """What the learner's process may not read (autograder.osguard.confine): the sources and compiled
+    copies of the refused modules, the reference solutions (the repository's solutions/ beside the
+    package, its git history and built book, the copy a wheel carries) and an nbgrader course's
+    folders of other notebooks beside it.
+    Refusing an import is not enough where the file can be read and run."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    course = os.path.dirname(package)
+    # The repository's history and the built book hold the solutions too.
+    beside = ("solutions", "source", "submitted", "autograded", "feedback", "gradebook.db", ".git", "_build")
+    paths = [os.path.join(package, "solutions")] + [os.path.join(course, name) for name in beside]
+    for name in REFUSED_MODULES:
+        leaf = name.split(".", 1)[1]
+        paths += [os.path.join(package, leaf), os.path.join(package, leaf + ".py")]
+        paths += glob.glob(os.path.join(package, "__pycache__", f"{leaf}.*.pyc"))
+    return [path for path in paths if os.path.exists(path)]
 
 
 COMPILE_ERRORS = {"CompilationError", "CompileTimeAssertionFailure", "OutOfResources", "CompileException", "UnsupportedLanguageConstruct", "SyntaxError"}

@@ -75,6 +75,7 @@ def drop_ptrace() -> bool:
 # Landlock filesystem rights (ABI 1-3): everything that creates, changes or removes a file.
 _FS_WRITE = (1 << 1) | (1 << 4) | (1 << 5) | (1 << 6) | (1 << 7) | (1 << 8) | (1 << 9) | (1 << 10) | (1 << 11) | (1 << 12)
 _FS_REFER, _FS_TRUNCATE = 1 << 13, 1 << 14
+_FS_READ_FILE, _FS_WRITE_FILE = 1 << 2, 1 << 1
 _SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1
 
 
@@ -87,17 +88,18 @@ class _PathBeneath(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-def confine(writable: list[str], abstract_sockets: bool = False) -> str:
+def confine(writable: list[str], abstract_sockets: bool = False, hidden: list[str] = ()) -> str:
     """Landlock this process and its future children: files may be created or changed only beneath
-    ``writable``; processes outside the sandbox cannot be traced (Landlock forbids it) nor, from
-    ABI 6, signalled, nor reached through their abstract UNIX sockets unless ``abstract_sockets``.
-    Returns what took effect, in words."""
+    ``writable``, and no file beneath ``hidden`` may be read (every other file can); processes
+    outside the sandbox cannot be traced (Landlock forbids it) nor, from ABI 6, signalled, nor
+    reached through their abstract UNIX sockets unless ``abstract_sockets``. Returns what took
+    effect, in words."""
     if not _libc:
         return "no filesystem sandbox (not Linux)"
     abi = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
     if abi < 1:
         return "no filesystem sandbox (this kernel has no Landlock)"
-    handled = _FS_WRITE | (_FS_REFER if abi >= 2 else 0) | (_FS_TRUNCATE if abi >= 3 else 0)
+    handled = _FS_WRITE | (_FS_REFER if abi >= 2 else 0) | (_FS_TRUNCATE if abi >= 3 else 0) | (_FS_READ_FILE if hidden else 0)
     scoped = (_SCOPE_SIGNAL | (0 if abstract_sockets else _SCOPE_ABSTRACT_UNIX_SOCKET)) if abi >= 6 else 0
     attr = _RulesetAttr(handled, 0, scoped)
     size = ctypes.sizeof(attr) if abi >= 6 else ctypes.sizeof(ctypes.c_uint64)
@@ -105,12 +107,13 @@ def confine(writable: list[str], abstract_sockets: bool = False) -> str:
     if ruleset < 0:
         return f"no filesystem sandbox (landlock_create_ruleset: {os.strerror(ctypes.get_errno())})"
     try:
-        for path in writable:
+        rules = [(path, handled if os.path.isdir(path) else handled & (_FS_WRITE_FILE | _FS_TRUNCATE | _FS_READ_FILE)) for path in writable]
+        rules += [(path, _FS_READ_FILE) for path in (readable_around(hidden) if hidden else ())]
+        for path, rights in rules:
             if not os.path.exists(path):
                 continue
             fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             try:
-                rights = handled if os.path.isdir(path) else handled & ((1 << 1) | _FS_TRUNCATE)
                 rule = _PathBeneath(rights, fd)
                 _libc.syscall(SYS_LANDLOCK_ADD_RULE, ruleset, ctypes.c_int(1), ctypes.byref(rule), ctypes.c_uint32(0))
             finally:
@@ -120,7 +123,38 @@ def confine(writable: list[str], abstract_sockets: bool = False) -> str:
             return f"no filesystem sandbox (landlock_restrict_self: {os.strerror(ctypes.get_errno())})"
     finally:
         os.close(ruleset)
-    return f"Landlock ABI {abi}: writes only beneath the grading's own folders" + (", no signals out" if scoped else "") + (", no abstract sockets out" if scoped & _SCOPE_ABSTRACT_UNIX_SOCKET else "")
+    return (
+        f"Landlock ABI {abi}: writes only beneath the grading's own folders"
+        + (f", {len(hidden)} of the grader's paths unreadable" if hidden else "")
+        + (", no signals out" if scoped else "")
+        + (", no abstract sockets out" if scoped & _SCOPE_ABSTRACT_UNIX_SOCKET else "")
+    )
+
+
+def readable_around(hidden: list[str]) -> list[str]:
+    """Where reading may stay allowed when nothing beneath ``hidden`` may be read: Landlock grants
+    whole hierarchies, so every entry of every folder above a hidden path but the way down to it
+    (an entry that is a link counts by its target, and one leading into or above a hidden path is
+    left out). Folders stay listable: only the files' contents are kept back."""
+    hidden_real = {os.path.realpath(p) for p in hidden}
+    above = {"/"}
+    for path in hidden_real:
+        folder = os.path.dirname(path)
+        while folder not in above:
+            above.add(folder)
+            folder = os.path.dirname(folder)
+    readable = []
+    for folder in sorted(above):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            target = os.path.realpath(os.path.join(folder, name))
+            if target in above or any(target == h or target.startswith(h + os.sep) for h in hidden_real):
+                continue
+            readable.append(target)
+    return readable
 
 
 def _children(live_only: bool = True) -> dict[int, list[int]]:

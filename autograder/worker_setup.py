@@ -101,7 +101,7 @@ class WorkerSetup:
             # its own, and NCCL passes its buffers between them over abstract UNIX sockets: those
             # ranks keep abstract sockets (they already share the loopback network); signals out of
             # the sandbox stay refused.
-            facts["sandbox"] = osguard.confine(self.setup["writable"], abstract_sockets=self.setup.get("kind") == "distributed")
+            facts["sandbox"] = osguard.confine(self.setup["writable"], abstract_sockets=self.setup.get("kind") == "distributed", hidden=learner_code.hidden_files() + list(self.setup.get("hidden", [])))
             if self.setup.get("kind") == "memory":
                 from . import memory_step
 
