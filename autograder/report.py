@@ -67,6 +67,8 @@ def text(result: dict | ProblemResult, part: str = "all") -> str:
         lines.append(f"Speed: {result.speed_note}")
     if result.honesty:
         lines.append(f"  {result.honesty.message}")
+    if isinstance(result.sandbox, str) and result.sandbox.startswith("no filesystem sandbox"):
+        lines.append(f"  note: {result.sandbox}: the grader's files were not kept from your code here")
     if result.traceback and result.status != "PASS":
         lines.append("")
         lines.append("Traceback (from your code):")

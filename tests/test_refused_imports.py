@@ -90,3 +90,22 @@ def test_refused_modules_stay_refused_after_the_worker_loaded_them():
     results = json.loads(out.stdout.strip().splitlines()[-1])
     assert [s for s in statements if results[s] != "refused"] == []
     assert [s for s in allowed if results[s] != "imported"] == []
+
+
+def test_a_grading_without_the_file_sandbox_says_so():
+    from autograder import report
+
+    bare = {"problem": "act6.block_manager", "status": "PASS", "device": "cpu", "sandbox": "no filesystem sandbox (this kernel has no Landlock)"}
+    assert "the grader's files were not kept from your code here" in report.text(bare)
+    confined = dict(bare, sandbox="Landlock ABI 7: writes only beneath the grading's own folders, 15 of the grader's paths unreadable")
+    assert "not kept from your code" not in report.text(confined)
+
+
+def test_the_paths_kept_from_the_learner_exist_and_everything_around_them_stays_readable():
+    from autograder import osguard
+
+    hidden = learner_code.hidden_files()
+    assert str(PACKAGE / "problems") in hidden and str(ROOT / "solutions") in hidden
+    readable = osguard.readable_around(hidden)
+    assert not [path for path in readable if any(path == h or path.startswith(h + "/") for h in hidden)]
+    assert str(PACKAGE / "checking.py") in readable and str(ROOT / "exercises") in readable and "/usr" in readable
