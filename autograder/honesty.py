@@ -161,4 +161,11 @@ def judge_cpu(operators: list[str], calls: list[dict], own: set[str]) -> dict:
             return {"ok": False, "message": "no Triton kernel of yours ran during the call; the work must run in your kernel"}
         if not (call.get("output_stored") and call.get("output_is_what_was_stored")):
             return {"ok": False, "message": "the output you returned is not what your kernel stored: it must be written by your kernel, not computed or changed afterwards"}
+        unread = sorted(name for name, fraction in call.get("inputs_read", {}).items() if fraction == 0.0)
+        if unread:
+            return {
+                "ok": False,
+                "message": f"your kernels never read {', '.join(unread)}: the answer must come from your kernels reading the inputs, not from "
+                "code outside them (on a CPU the grader cannot see NumPy or compiled code, so your kernels must read the inputs themselves)",
+            }
     return {"ok": True, "message": "your Triton kernels wrote the output. " + CPU_LIMITS}

@@ -138,7 +138,10 @@ class LaunchSummary:
     def __exit__(self, *exc):
         return self._context.__exit__(*exc)
 
-    def summary(self, out, module_path: str | None) -> dict:
+    def summary(self, out, module_path: str | None, inputs: dict | None = None) -> dict:
+        """What the call's kernels did: their names, how many launches, whether the output is what
+        they stored, and what share of each floating-point input they loaded (the data an answer is
+        computed from; index and metadata tensors may be read on the host)."""
         stored, equal = self.record.written_by_kernels(out)
         # A kernel defined outside the learner's file is named with its file, so that no name of
         # theirs can match it.
@@ -148,4 +151,9 @@ class LaunchSummary:
             "launches": len(self.record.launches),
             "output_stored": bool(stored),
             "output_is_what_was_stored": bool(equal),
+            "inputs_read": {
+                name: round(self.record.read_fraction(value), 4)
+                for name, value in (inputs or {}).items()
+                if getattr(value, "is_floating_point", lambda: False)() and value.numel() > 0
+            },
         }

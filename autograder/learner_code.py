@@ -9,17 +9,15 @@ import sys
 import traceback
 
 # The grader's modules that compute expected answers: the problem definitions (references, judges,
-# input generators), the reference solutions, the rule that reads a trace (Act 3's reference), Act 8's
-# float64 references and traces, and the grader's own timing of measured operations. The learner's
-# code may import the package (its notebook's set-up cell does) and the tiny transformer it builds
-# on, not these. tests/test_refused_imports.py makes every module the problems use either one of
+# input generators), the reference solutions, the rule that reads a trace (Act 3's reference) and the
+# grader's own timing of measured operations. The learner's code may import the package (its
+# notebook's set-up cell does), the tiny transformer it builds on and Act 8's shared inputs and eager
+# steps (its notebooks compare with them), not these. tests/test_refused_imports.py makes every module the problems use either one of
 # these or named there as computing no answer.
 REFUSED_MODULES = {
     "autograder.problems": "problem definitions (its reference answers)",
     "autograder.reference": "reference solutions",
     "autograder.profiles": "rule for reading a trace (the reference of Act 3's trace exercises)",
-    "autograder.traces": "profiler traces of the decode step (Act 8's inputs and answers)",
-    "autograder.megakernels": "float64 references and eager steps of Act 8",
     "autograder.measured": "own measurements of the operations you time",
 }
 

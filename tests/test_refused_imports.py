@@ -21,6 +21,7 @@ COMPUTES_NO_ANSWER = {
     "autograder.compiled": "the harness that runs the learner's function under torch.compile and counts what it did",
     "autograder.distributed": "starts the ranks and compares what they return with the judge's answers",
     "autograder.exact": "compares answers with expected ones it is given",
+    "autograder.megakernels": "Act 8's inputs, eager steps (the library) and traces, which its notebooks use; a kernel computing the answer with them runs PyTorch's operators, which the honesty check rejects",
     "autograder.graphs": "the harness around the grader's step that the learner's CUDA graph wraps",
     "autograder.memory_step": "the harness that measures a training step's peak memory",
     "autograder.metrics": "speed metrics as types",

@@ -1,9 +1,9 @@
 # expect: REJECT
 # problem: act0.vector_add
-# devices: cuda
+# devices: cpu cuda
 # Computes the answer with NumPy on the host, then copies it into the output with a Triton kernel of
-# its own, so that "its kernel" writes every byte. The kernel accounts for a sliver of the GPU time
-# of the call: rejected. (On a CPU, NumPy is invisible to the grader, which says so.)
+# its own, so that "its kernel" writes every byte. On a GPU the kernel accounts for a sliver of the
+# call's time; on a CPU, where NumPy is invisible, the kernel never read the inputs: rejected.
 import torch
 import triton
 import triton.language as tl
