@@ -52,7 +52,7 @@ class WorkerCalls:
         # Where the worker's side of a call goes (reported, never used for a grade).
         facts["worker_seconds"] = {"before": round(entered - started, 4), "function": round(returned - entered, 4), "after": round(time.monotonic() - returned, 4)}
         if record is not None:
-            facts["cpu_kernels"] = record.summary(out, self.setup.get("module"))
+            facts["cpu_kernels"] = record.summary(out, self.setup.get("module"), tensors)
         meta, payload = shared.describe_output(out)
         return {"output": meta, **facts}, payload
 
