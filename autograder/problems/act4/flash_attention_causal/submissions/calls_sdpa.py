@@ -1,5 +1,6 @@
 # expect: REJECT
 # devices: cpu cuda
+# entry: flash_attention
 # PyTorch's SDPA does the work: the profiler sees its kernels (on a CPU, its operators).
 import torch.nn.functional as F
 
