@@ -89,8 +89,9 @@ def grade(args) -> int:
                 print(report.text(result))
                 print()
     width = max([len("notebook"), *(len(r["notebook"]) for r in results)])
+    named = max([24, *(len(str(r.get("problem"))) for r in results)])  # act4.flash_attention_causal is 27
     # The maximum is what this machine can award: on a CPU, CuPy exercises and speed need a GPU.
-    print(f"{'notebook':<{width}}  {'exercise':<24} {'status':<10} {'points':>9}  {'worth':>5}  speed")
+    print(f"{'notebook':<{width}}  {'exercise':<{named}} {'status':<10} {'points':>9}  {'worth':>5}  speed")
     for r in results:
         metric = r.get("speed_metric")
         speed = ""
@@ -98,11 +99,11 @@ def grade(args) -> int:
             speed = metrics.named(metric["name"]).shown(metric["value"])
         elif r.get("speed_note"):
             speed = r["speed_note"]
-        print(f"{r['notebook']:<{width}}  {str(r.get('problem')):<24} {r['status']:<10} {r.get('points', 0):>5.2f} / {r.get('max_points_here', 0):<3g} {r.get('max_points', 0):>5g}  {speed}")
+        print(f"{r['notebook']:<{width}}  {str(r.get('problem')):<{named}} {r['status']:<10} {r.get('points', 0):>5.2f} / {r.get('max_points_here', 0):<3g} {r.get('max_points', 0):>5g}  {speed}")
         if r["status"] not in ("PASS",) and r.get("message"):
             print(f"{'':<{width}}  {r['message']}")
     earned, here, worth = (sum(r.get(k, 0) for r in results) for k in ("points", "max_points_here", "max_points"))
-    print(f"{'total':<{width}}  {'':<24} {'':<10} {earned:>5.2f} / {here:<3g} {worth:>5g}" + (f"  ({worth - here:g} points need a GPU)" if worth > here else ""))
+    print(f"{'total':<{width}}  {'':<{named}} {'':<10} {earned:>5.2f} / {here:<3g} {worth:>5g}" + (f"  ({worth - here:g} points need a GPU)" if worth > here else ""))
     payload = {"device": device, "graded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "versions": _versions(), "results": results}
     Path(args.json).write_text(json.dumps(payload, indent=2, default=str))
     print(f"wrote {args.json}")

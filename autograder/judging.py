@@ -65,7 +65,7 @@ class KernelStages(TimedWindows):
             if g.result.honesty.ok:
                 from . import launch_count
 
-                counted = launch_count.judge_cpu(cpu_calls, p.max_launches)
+                counted = launch_count.judge_cpu(cpu_calls, p.max_launches, p.max_reads)
                 if counted:
                     g.result.honesty = Honesty.from_dict(counted)
 

@@ -1,7 +1,8 @@
-"""What interpreted Triton kernels did, byte by byte: which kernels ran, which bytes they loaded and
-which they stored (with the value stored), so that a grader on a CPU can tell an output the
-learner's kernels wrote from one that PyTorch wrote. Filled in by autograder.interpreter's guard
-while ``interpreter.record_launches`` is active."""
+"""What interpreted Triton kernels did, byte by byte: which kernels ran, which bytes they loaded (and
+how many times) and which they stored (with the value stored), so that a grader on a CPU can tell an
+output the learner's kernels wrote from one that PyTorch wrote, and a kernel that reads its inputs
+once from one that goes over them again. Filled in by autograder.interpreter's guard while
+``interpreter.record_launches`` is active."""
 
 from __future__ import annotations
 
@@ -15,11 +16,15 @@ if TYPE_CHECKING:
     from .bounds import KernelSource
 
 
+# Load counts saturate here (one byte each): enough to tell one pass from several.
+MAX_COUNT = 255
+
+
 @dataclass
 class _Region:
     start: int
     stored: np.ndarray
-    loaded: np.ndarray
+    loads: np.ndarray  # how many load instructions read each byte, up to MAX_COUNT
     shadow: np.ndarray
 
     @property
@@ -56,8 +61,23 @@ class LaunchRecord:
         addresses, _ = _tensor_bytes(tensor)
         if addresses.size == 0:
             return 0.0
-        found, _, loaded, _ = self._lookup(addresses)
-        return float(np.count_nonzero(found & loaded)) / addresses.size
+        found, _, loads, _ = self._lookup(addresses)
+        return float(np.count_nonzero(found & (loads > 0))) / addresses.size
+
+    def most_loads(self, tensor) -> int:
+        """The most times kernels loaded any one byte of ``tensor`` (one load instruction counts once
+        for a byte, however many of its lanes point at it; atomics count as loads); 0 when none was."""
+        if tensor.numel() == 0:
+            return 0
+        if tensor.is_contiguous():
+            # The common case, without an address per byte: the slices of the regions it overlaps.
+            start = tensor.data_ptr()
+            end = start + tensor.numel() * tensor.element_size()
+            slices = [r.loads[max(start, r.start) - r.start : min(end, r.end) - r.start] for r in self._regions if r.start < end and start < r.end]
+            return max((int(s.max()) for s in slices if s.size), default=0)
+        addresses, _ = _tensor_bytes(tensor)
+        found, _, loads, _ = self._lookup(addresses)
+        return int(loads[found].max()) if found.any() else 0
 
     def cover(self, start: int, end: int) -> None:
         """Make one region hold [start, end), merging the regions it overlaps."""
@@ -67,10 +87,10 @@ class LaunchRecord:
         low = min([start] + [r.start for r in overlapping])
         high = max([end] + [r.end for r in overlapping])
         size = high - low
-        merged = _Region(low, np.zeros(size, bool), np.zeros(size, bool), np.zeros(size, np.uint8))
+        merged = _Region(low, np.zeros(size, bool), np.zeros(size, np.uint8), np.zeros(size, np.uint8))
         for r in overlapping:
             at = slice(r.start - low, r.end - low)
-            merged.stored[at], merged.loaded[at], merged.shadow[at] = r.stored, r.loaded, r.shadow
+            merged.stored[at], merged.loads[at], merged.shadow[at] = r.stored, r.loads, r.shadow
         self._regions = sorted([r for r in self._regions if r not in overlapping] + [merged], key=lambda r: r.start)
 
     def _locate(self, addresses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -89,7 +109,9 @@ class LaunchRecord:
             chosen = found & (index == k)
             offsets = (byte_addresses[chosen] - np.uint64(region.start)).astype(np.int64)
             if loaded:
-                region.loaded[offsets] = True
+                # One more load of each byte: lanes of one instruction that share a byte write the
+                # same count, so a broadcast load counts once.
+                region.loads[offsets] = np.minimum(region.loads[offsets], MAX_COUNT - 1) + 1
             if values is not None:
                 region.stored[offsets] = True
                 region.shadow[offsets] = values[chosen]
@@ -97,14 +119,14 @@ class LaunchRecord:
     def _lookup(self, addresses: np.ndarray):
         index, found = self._locate(addresses)
         stored = np.zeros(addresses.size, bool)
-        loaded = np.zeros(addresses.size, bool)
+        loads = np.zeros(addresses.size, np.uint8)
         shadow = np.zeros(addresses.size, np.uint8)
         for k in np.unique(index[found]):
             region = self._regions[k]
             chosen = found & (index == k)
             offsets = (addresses[chosen] - np.uint64(region.start)).astype(np.int64)
-            stored[chosen], loaded[chosen], shadow[chosen] = region.stored[offsets], region.loaded[offsets], region.shadow[offsets]
-        return found, stored, loaded, shadow
+            stored[chosen], loads[chosen], shadow[chosen] = region.stored[offsets], region.loads[offsets], region.shadow[offsets]
+        return found, stored, loads, shadow
 
 
 def _tensor_bytes(tensor) -> tuple[np.ndarray, np.ndarray]:
@@ -140,8 +162,10 @@ class LaunchSummary:
 
     def summary(self, out, module_path: str | None, inputs: dict | None = None) -> dict:
         """What the call's kernels did: their names, how many launches, whether the output is what
-        they stored, and what share of each floating-point input they loaded (the data an answer is
-        computed from; index and metadata tensors may be read on the host)."""
+        they stored, what share of each floating-point input of ``inputs`` (the call's arguments by
+        name) they loaded (the data an answer is computed from; index and metadata tensors may be
+        read on the host), and each tensor's most loaded byte (``most_reads``, for exercises that
+        bound how often an input may be read)."""
         stored, equal = self.record.written_by_kernels(out)
         # A kernel defined outside the learner's file is named with its file, so that no name of
         # theirs can match it.
@@ -156,4 +180,5 @@ class LaunchSummary:
                 for name, value in (inputs or {}).items()
                 if getattr(value, "is_floating_point", lambda: False)() and value.numel() > 0
             },
+            "most_reads": {name: self.record.most_loads(value) for name, value in (inputs or {}).items() if hasattr(value, "data_ptr")},
         }

@@ -88,8 +88,10 @@ class Problem:
     min_compute_capability -> (major, minor) the exercise's hardware needs (fp8 tensor cores: (8, 9));
         on an older GPU correctness is graded under the Triton interpreter and speed is not graded.
     max_launches -> when set, the most launches of the learner's own kernels one call may make (counted
-        by autograder.launch_count); solution_extra_ratio -> when set, the ratio to every extra library
-        the reference solution must also reach.
+        by autograder.launch_count); max_reads -> when set, the most times one call may load any element
+        of an input (counted by the Triton interpreter on a CPU: a one-pass exercise sets 1);
+        solution_extra_ratio -> when set, the ratio to every extra library the reference solution must
+        also reach.
     """
 
     name: str
@@ -121,6 +123,7 @@ class Problem:
     baseline: Callable[[Any], Baseline] | None = None
     min_compute_capability: tuple[int, int] | None = None
     max_launches: int | None = None
+    max_reads: int | None = None
     solution_extra_ratio: float | None = None
 
     kind: ClassVar[str] = "kernel"

@@ -67,6 +67,13 @@ def copy_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
 
 
 @triton.jit
+def broadcast_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    """Every lane loads x[0]: one load instruction, so one read of that element."""
+    offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets * 0), mask=offsets < n_elements)
+
+
+@triton.jit
 def load_masked_inclusive(ptr, offsets, n_elements):
     return tl.load(ptr + offsets, mask=offsets <= n_elements)
 
@@ -323,6 +330,13 @@ def record() -> dict:
     seen["atomics"] = [launches.written_by_kernels(totals), launches.read_fraction(totals)]
     seen["kernels_many"] = [k.name for k in launches.kernels()]
     seen["launches_many"] = len(launches.launches)
+
+    with interpreter.record_launches() as launches:
+        out = torch.empty_like(x)
+        copy_kernel[_grid(N)](x, out, N, BLOCK_SIZE=BLOCK_SIZE)
+        copy_kernel[_grid(N // 2)](x, out, N // 2, BLOCK_SIZE=BLOCK_SIZE)  # the first half again
+        broadcast_kernel[(1,)](y, out, BLOCK_SIZE, BLOCK_SIZE=BLOCK_SIZE)
+    seen["loads"] = [launches.most_loads(t) for t in (x, x[N // 2:], x[::2], y, y[1:], out)]
     return seen
 
 

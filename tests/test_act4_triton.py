@@ -1,8 +1,9 @@
 """Act 4's Triton exercises on a CPU, under the Triton interpreter: every reference solution passes at
 the CPU sizes, and the problem definitions test what the kernels get wrong. The classic mistakes
-(no row maximum, no mask on K or on the row, no causal mask, the last key block dropped) and the
-library doing the work are submissions beside each problem (autograder/problems/act4/<problem>/
-submissions/), graded by tests/adversarial on the CPU and on a GPU."""
+(no row maximum, no mask on K or on the row, sums not rescaled, a second pass over the row, no
+causal mask, the last key block dropped) and the library doing the work are submissions beside each
+problem (autograder/problems/act4/<problem>/submissions/), graded by tests/adversarial on the CPU
+and on a GPU."""
 
 from __future__ import annotations
 
@@ -36,7 +37,9 @@ def _interpreter(monkeypatch):
 
 
 def test_act4_has_its_triton_exercises():
-    assert {p.name for p in TRITON} >= {"act4.softmax", "act4.matmul_bf16", "act4.matmul_fp16", "act4.flash_attention"}
+    assert {p.name for p in TRITON} >= {
+        "act4.softmax", "act4.matmul_bf16", "act4.matmul_fp16", "act4.online_softmax", "act4.flash_attention", "act4.flash_attention_causal",
+    }
 
 
 @pytest.mark.parametrize("problem", TRITON, ids=lambda p: p.name)
@@ -56,12 +59,39 @@ def test_problem_definition_is_consistent(problem):
 def test_the_matmuls_and_attention_test_what_they_must():
     assert registry.get("act4.matmul_bf16").out_dtype == "bfloat16"
     assert registry.get("act4.matmul_fp16").compute_dtype == "float16"
-    fa = registry.get("act4.flash_attention")
+    fa, causal = registry.get("act4.flash_attention"), registry.get("act4.flash_attention_causal")
     assert fa.flops((1, 1, 128, 64, True)) == fa.flops((1, 1, 128, 64, False)) / 2
-    # Sequence lengths that no block size divides are tested, both head dims, both masks.
+    # Sequence lengths that no block size divides are tested, both head dims; each problem its own mask.
     assert {s[2] for s in fa.test_sizes} >= {1, 17, 127, 129, 1000}
     assert {s[3] for s in fa.test_sizes} == {64, 128}
-    assert {s[4] for s in fa.cpu_test_sizes} == {False, True}
+    for problem, mask in ((fa, False), (causal, True)):
+        assert {s[4] for s in [*problem.test_sizes, *problem.cpu_test_sizes, *problem.bench_sizes]} == {mask}
+        assert {s[3] for s in problem.cpu_test_sizes} == {64, 128}
+    # The same function and notebook, the same shapes and the same speed scale: only the mask differs.
+    assert (fa.notebook, fa.function) == (causal.notebook, causal.function)
+    assert [s[:4] for s in fa.test_sizes] == [s[:4] for s in causal.test_sizes]
+    assert [s[:4] for s in fa.bench_sizes] == [s[:4] for s in causal.bench_sizes]
+    assert fa.speed_scale == causal.speed_scale and fa.solution_target == causal.solution_target
+    assert causal.baseline_for("cpu").speed_scale is causal.speed_scale
+
+
+def test_the_online_softmax_needs_one_pass_over_rows_longer_than_any_block():
+    from triton.language import TRITON_MAX_TENSOR_NUMEL
+
+    from autograder import launch_count
+
+    p = registry.get("act4.online_softmax")
+    # Some row of every size list is longer than the largest block Triton allows, on a CPU too.
+    for sizes in (p.test_sizes, p.cpu_test_sizes):
+        assert max(cols for _, cols in sizes) > TRITON_MAX_TENSOR_NUMEL
+        assert {1, 127} <= {cols for _, cols in sizes}
+    assert p.max_reads == 1 and p.bytes_moved((2, 10)) == 4 * (2 * 2 * 10 + 2)
+    # The interpreter's count of each input's most loaded byte decides.
+    once = {"launches": 1, "most_reads": {"x": 1, "v": 1}}
+    assert launch_count.judge_cpu([once, once], None, p.max_reads) is None
+    twice = launch_count.judge_cpu([once, {"launches": 1, "most_reads": {"x": 2, "v": 1}}], None, p.max_reads)
+    assert not twice["ok"] and "loaded some elements of x 2 times" in twice["message"]
+    assert launch_count.judge_cpu([{"launches": 1, "most_reads": {"x": 2}}], None, None) is None
 
 
 def test_interpreter_bf16_dot_is_fixed():

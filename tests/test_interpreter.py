@@ -126,6 +126,12 @@ def test_record_read_fractions(record):
     assert record["atomics"][1] == 1.0  # an atomic add reads what it updates
 
 
+def test_record_counts_the_loads_of_each_byte(record):
+    # x loaded whole, then its first half again; a strided view answers for its own elements (x[0]
+    # twice); a load whose lanes all point at y[0] reads it once; out only stored.
+    assert record["loads"] == [2, 1, 2, 1, 0, 0]
+
+
 def test_notebook_setup_on_a_cpu_installs_the_guard():
     result = _run("setup", AUTOGRADER_DEVICE="cpu")
     assert result["device"] == "cpu"

@@ -35,7 +35,7 @@ SPEC = "spec.toml"
 PROBLEMS_ROOT = Path(__file__).resolve().parent
 # What a spec may say, by table: every key is a Problem field of the same name, except the speed
 # scale's own (metric, zero_at, full_at) and the sizes (test, cpu_test, bench).
-TOP_LEVEL = {"kind", "name", "title", "notebook", "function", "language", "library_name", "out_dtype", "compute_dtype", "tolerance_factor", "allowed_library_kernels", "solution_library_ratio", "min_compute_capability", "max_launches", "solution_extra_ratio"}
+TOP_LEVEL = {"kind", "name", "title", "notebook", "function", "language", "library_name", "out_dtype", "compute_dtype", "tolerance_factor", "allowed_library_kernels", "solution_library_ratio", "min_compute_capability", "max_launches", "max_reads", "solution_extra_ratio"}
 TABLES = {"sizes": {"test", "cpu_test", "bench"}, "speed": {"metric", "zero_at", "full_at", "solution_target"}, "points": {"correctness", "speed"}}
 REQUIRED_FUNCTIONS = ("make_inputs", "reference", "library", "bytes_moved", "flops")
 OPTIONAL_FUNCTIONS = ("describe_size", "baseline", "extra_libraries")
