@@ -44,11 +44,18 @@ def _prepare_judge(device: str) -> None:
         torch.zeros(1, device="cuda")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None, fork_workers: bool = False) -> None:
     """``python -m autograder._judge`` reads one job on stdin and grades it. With ``--standby WORKDIR
     DEVICE`` it starts its workers and imports first, then waits for the job (autograder.sandbox
-    keeps one such judge ready between a notebook's gradings); if stdin closes with no job, it ends."""
-    standby = sys.argv[1:2] == ["--standby"]
+    keeps one such judge ready between a notebook's gradings); if stdin closes with no job, it ends.
+    With ``--template FD`` it is the template CPU gradings' judges are forked from (autograder.template);
+    such a judge forks its workers (``fork_workers``) where a judge started ahead starts them."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--template"]:
+        from . import template
+
+        template.serve(int(argv[1]), _prepare_template, forked)
+    standby = argv[:1] == ["--standby"]
     caller = os.getppid()
     osguard.hide_memory()
     osguard.become_subreaper()
@@ -57,13 +64,16 @@ def main() -> None:
     osguard.die_with_parent(caller, signal.SIGTERM)
     os.environ["AUTOGRADER_GRADING"] = "judge"
     if standby:
-        workdir, device = sys.argv[2], sys.argv[3]
-        workers = Workers(workdir, device, helper=device == "cuda", warm_profiler=device == "cuda")
+        workdir, device = argv[1], argv[2]
+        workers = Workers(workdir, device, helper=device == "cuda", warm_profiler=device == "cuda", fork=fork_workers)
         _prepare_judge(device)
         job = _read_job()
         if job is None or job.get("workdir") != workdir or job.get("device") != device:
             osguard.kill_descendants(os.getpid())
             os._exit(0)
+        # The caller's settings of the grader, which a worker's environment leaves out, arrive with the job.
+        os.environ.update({k: str(v) for k, v in (job.get("env") or {}).items() if k.startswith("AUTOGRADER_")})
+        os.environ["AUTOGRADER_GRADING"] = "judge"
     else:
         job = json.loads(sys.stdin.read())
         workers = Workers(job["workdir"], job["device"], helper=bool(job.get("timed")), warm_profiler=job["device"] == "cuda" and job.get("kind") == "kernel")
@@ -86,6 +96,31 @@ def main() -> None:
     sys.stdout.write(json.dumps({"nonce": job["nonce"], "result": answer}, default=str))
     sys.stdout.flush()
     os._exit(0)
+
+
+def _prepare_template() -> None:
+    """What every CPU judge and worker imports, less the problem definitions and Triton (a CPU
+    worker imports it under the interpreter), which are not the template's to import."""
+    import numpy  # noqa: F401
+    import torch.autograd.profiler  # noqa: F401
+
+    from . import _worker, canary, checking, honesty, judging, shared, verdict, watch, worker_calls  # noqa: F401
+
+
+def forked(request: dict, fds: list[int]) -> None:
+    """A judge the template forked (autograder.template), given its standard input, output and error:
+    in a session of its own, with the caller's environment, as a judge started ahead of a CPU grading."""
+    from . import template
+
+    try:
+        os.setsid()
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        template.close_fds_but(())
+        template.start_afresh(request["env"], request["workdir"])
+        main(["--standby", request["workdir"], "cpu"], fork_workers=True)
+    finally:
+        os._exit(1)
 
 
 def _remove(folder: str) -> None:

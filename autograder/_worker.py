@@ -91,8 +91,9 @@ class Worker(WorkerSetup, WorkerCalls, TimedCalls):
         return self.bench
 
 
-def main() -> None:
-    in_fd, out_fd, judge_pid = (int(a) for a in sys.argv[1:4])
+def main(in_fd: int | None = None, out_fd: int | None = None, judge_pid: int | None = None) -> None:
+    if in_fd is None:
+        in_fd, out_fd, judge_pid = (int(a) for a in sys.argv[1:4])
     osguard.die_with_parent(judge_pid)
     # A process the learner's code forks never reads the judge's requests or writes replies.
     os.register_at_fork(after_in_child=lambda: [_close(fd) for fd in (in_fd, out_fd)])
@@ -111,6 +112,29 @@ def main() -> None:
         sys.stderr.flush()
         # Learner code may have left threads or GPU work behind; leave without waiting for them.
         os._exit(0)
+
+
+def forked(in_fd: int, out_fd: int, judge_pid: int, log_path: str, workdir: str, env: dict) -> None:
+    """A worker the judge forked before it read its job (autograder.template): set up as the worker
+    ``python -m autograder._worker`` starts (its own session, /dev/null in, its log out, its pipes and
+    no other file, its folder and environment), then ``main``."""
+    import signal
+
+    from . import template
+
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDONLY)
+        log = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        for fd, target in ((null, 0), (log, 1), (log, 2)):
+            os.dup2(fd, target)
+        template.close_fds_but((in_fd, out_fd))
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        osguard.make_dumpable()
+        template.start_afresh(env, workdir)
+        main(in_fd, out_fd, judge_pid)
+    finally:
+        os._exit(1)
 
 
 def _close(fd: int) -> None:

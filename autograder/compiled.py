@@ -28,16 +28,21 @@ import numpy as np
 from .python_problems import CorrectnessOnly
 from .result import CaseResult
 
-# Taken when the harness is imported, before the learner's module is loaded: a submission that
-# replaces torch.compile or the counters in its own module does not replace these.
 try:
     import torch
-    from torch._dynamo.utils import counters as _COUNTERS
-
-    _COMPILE = torch.compile
-    _RESET = torch._dynamo.reset
 except ImportError:  # the package's lightweight users (the CLI's listing) import this without torch
     torch = None
+# torch.compile, Dynamo's reset and its counters, taken by the worker before the learner's module is
+# loaded (``capture``): a submission that replaces them in its own module does not replace these.
+# Not at import: Dynamo's import takes a second, and the judge, which imports this module with the
+# problem definitions, never compiles.
+_HARNESS: dict = {}
+
+
+def capture() -> None:
+    from torch._dynamo.utils import counters
+
+    _HARNESS.update(compile=torch.compile, reset=torch._dynamo.reset, counters=counters)
 
 RECOMPILE_LIMIT = 512
 
@@ -82,12 +87,13 @@ def run_stream(module, entry: str, request: dict, payload: bytes, device: str, e
     if not callable(bucket):
         return {"missing": f"no function named {bucket_name!r} was found in your code"}, b""
     data = pickle.loads(payload)
-    _RESET()
-    _COUNTERS.clear()
+    counters = _HARNESS["counters"]
+    _HARNESS["reset"]()
+    counters.clear()
     for name in ("recompile_limit", "cache_size_limit"):
         if hasattr(torch._dynamo.config, name):
             setattr(torch._dynamo.config, name, RECOMPILE_LIMIT)
-    compiled = _COMPILE(block, fullgraph=True, dynamic=False, backend="eager")
+    compiled = _HARNESS["compile"](block, fullgraph=True, dynamic=False, backend="eager")
     weight = torch.from_numpy(data["weight"]).to(device)
     outputs, padded = [], []
     for array in data["xs"]:
@@ -112,7 +118,7 @@ def run_stream(module, entry: str, request: dict, payload: bytes, device: str, e
             return {"wrong_type": f"{entry} must return a tensor of shape ({size}, {width}); it returned {_what(out)}"}, b""
         outputs.append(out[:length].detach().to("cpu", torch.float32).contiguous().numpy().tobytes())
         padded.append(size)
-    facts = {"padded": padded, "graph_breaks": int(sum(_COUNTERS["graph_break"].values())), "unique_graphs": int(_COUNTERS["stats"]["unique_graphs"])}
+    facts = {"padded": padded, "graph_breaks": int(sum(counters["graph_break"].values())), "unique_graphs": int(counters["stats"]["unique_graphs"])}
     return {"stream": facts}, b"".join(outputs)
 
 

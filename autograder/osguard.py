@@ -47,6 +47,12 @@ def hide_memory() -> bool:
     return _prctl(PR_SET_DUMPABLE, 0)
 
 
+def make_dumpable() -> bool:
+    """Dumpable again, as a process started with its own Python is: a worker forked from the
+    non-dumpable judge (autograder.template) owns its /proc files like any process."""
+    return _prctl(PR_SET_DUMPABLE, 1)
+
+
 class _CapHeader(ctypes.Structure):
     _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
 

@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import osguard
+from . import osguard, template
 from .session import read_log
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -46,6 +46,13 @@ class _Judge:
         os.makedirs(os.path.join(self.workdir, "learner"))
         self.log_path = os.path.join(self.workdir, "judge.log")
         arguments = ["--standby", self.workdir, device] if standby else []
+        self.process = None
+        if device == "cpu" and not standby:
+            # Forked from this process's template, which has imported torch already (autograder.template).
+            with open(self.log_path, "wb") as log:
+                self.process = template.fork_judge(self.workdir, _judge_env(), log.fileno())
+        if self.process is not None:
+            return
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
                 [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-m", "autograder._judge", *arguments],
@@ -62,11 +69,17 @@ class _Judge:
         return self.device == device and self.process.poll() is None
 
     def discard(self) -> None:
-        osguard.kill_descendants(self.process.pid)
+        self.end()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def end(self) -> None:
+        """Stop the judge and everything it started (a judge that has ended already ended them)."""
         if self.process.poll() is None:
+            osguard.kill_descendants(self.process.pid)
             self.process.kill()
         self.process.wait()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        if isinstance(self.process, template.Forked):
+            self.process.close()
 
 
 # At most one judge started ahead, for this process's next grading (see keep_ready).
@@ -121,7 +134,8 @@ def run(problem_name: str, language: str, kind: str, source: str, entry: str, de
         module = os.path.join(workdir, "learner", "submission.py")
         Path(module).write_text(source, encoding="utf-8")
         nonce = secrets.token_hex(16)
-        job = {"problem": problem_name, "language": language, "kind": kind, "module": module, "entry": entry, "device": device, "timed": timed, "timeout": limit, "workdir": workdir, "nonce": nonce}
+        grader_env = {k: v for k, v in _judge_env().items() if k.startswith("AUTOGRADER_")}
+        job = {"problem": problem_name, "language": language, "kind": kind, "module": module, "entry": entry, "device": device, "timed": timed, "timeout": limit, "workdir": workdir, "nonce": nonce, "env": grader_env}
         try:
             out, _ = judge.process.communicate(json.dumps(job).encode(), timeout=limit + JUDGE_GRACE_S)
             timed_out = False
@@ -131,10 +145,7 @@ def run(problem_name: str, language: str, kind: str, source: str, entry: str, de
         except (BrokenPipeError, OSError):
             out, timed_out = b"", False
         # Whatever the judge did, nothing it started outlives this call.
-        osguard.kill_descendants(judge.process.pid)
-        if judge.process.poll() is None:
-            judge.process.kill()
-        judge.process.wait()
+        judge.end()
         if timed_out:
             return _verdict(problem_name, "TIMEOUT", f"stopped after {limit:.0f} s: an endless loop, a hang or a far too slow kernel", read_log(os.path.join(workdir, "learner", "output.log")))
         try:

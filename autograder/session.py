@@ -61,12 +61,26 @@ class Session:
     and the profiler's set-up run then, while nothing waits for them); ``configure`` tells it what
     to run."""
 
-    def __init__(self, role: str, device: str, workdir: str, log_path: str, warm_profiler: bool = False, no_triton: bool = False, env: dict | None = None) -> None:
+    def __init__(self, role: str, device: str, workdir: str, log_path: str, warm_profiler: bool = False, no_triton: bool = False, env: dict | None = None, fork: bool = False) -> None:
         for sub in ("tmp", "triton-cache", "cupy-cache", "inductor-cache", "cuda-cache"):
             os.makedirs(os.path.join(workdir, sub), exist_ok=True)
         to_worker_r, self._to_worker = os.pipe()
         self._from_worker, from_worker_w = os.pipe()
         self.log_path = log_path
+        if fork:
+            # A judge forked from the template, before its job (autograder.template): the worker is
+            # forked from it rather than started with its own Python, and imports nothing again.
+            self.process = _Child(os.getpid(), (to_worker_r, from_worker_w, log_path, workdir, {**worker_env(workdir, device), **(env or {})}))
+        else:
+            self._start(device, workdir, log_path, env, to_worker_r, from_worker_w)
+        os.close(to_worker_r)
+        os.close(from_worker_w)
+        self.setup: dict = {"role": role, "device": device, "warm_profiler": warm_profiler, "no_triton": no_triton}
+        self._start_timeout = 60.0
+        self.ready: dict | None = None
+        wire.send(self._to_worker, self.setup)
+
+    def _start(self, device: str, workdir: str, log_path: str, env: dict | None, to_worker_r: int, from_worker_w: int) -> None:
         with open(log_path, "ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-m", "autograder._worker", str(to_worker_r), str(from_worker_w), str(os.getpid())],
@@ -79,12 +93,6 @@ class Session:
                 pass_fds=(to_worker_r, from_worker_w),
                 start_new_session=True,
             )
-        os.close(to_worker_r)
-        os.close(from_worker_w)
-        self.setup: dict = {"role": role, "device": device, "warm_profiler": warm_profiler, "no_triton": no_triton}
-        self._start_timeout = 60.0
-        self.ready: dict | None = None
-        wire.send(self._to_worker, self.setup)
 
     def configure(self, setup: dict, start_timeout: float, kernel_cache: str | None = None) -> None:
         """What the worker runs: its module and entry, the problem, what it may write."""
@@ -166,6 +174,29 @@ class Session:
         self._to_worker = self._from_worker = -1
 
 
+class _Child:
+    """A worker forked by this judge: what Session uses of subprocess.Popen."""
+
+    def __init__(self, judge_pid: int, start: tuple) -> None:
+        self.returncode: int | None = None
+        self.pid = os.fork()
+        if self.pid == 0:
+            from . import _worker
+
+            _worker.forked(start[0], start[1], judge_pid, *start[2:])
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # collected already (autograder.osguard.kill_descendants)
+                self.returncode = 0
+            else:
+                if pid:
+                    self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+
 LOG_HEAD = LOG_TAIL = 3000
 
 
@@ -189,9 +220,9 @@ class Workers:
     known: their imports, CUDA contexts and profiler set-up run while this process imports its own
     (or, for a judge started ahead of a grading, while the learner is still writing code)."""
 
-    def __init__(self, workdir: str, device: str, helper: bool, warm_profiler: bool) -> None:
+    def __init__(self, workdir: str, device: str, helper: bool, warm_profiler: bool, fork: bool = False) -> None:
         self.workdir, self.device = workdir, device
-        self.learner = Session("learner", device, *self._folder("learner"), warm_profiler=warm_profiler)
+        self.learner = Session("learner", device, *self._folder("learner"), warm_profiler=warm_profiler, fork=fork)
         self.helper = Session("library", device, *self._folder("library")) if helper else None
 
     def _folder(self, role: str) -> tuple[str, str]:

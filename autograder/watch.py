@@ -19,10 +19,17 @@ class Watch:
         self._profile = None
 
     def start(self) -> None:
-        from torch.profiler import ProfilerActivity, profile
+        if self.device == "cuda":
+            from torch.profiler import ProfilerActivity, profile
 
-        activity = ProfilerActivity.CUDA if self.device == "cuda" else ProfilerActivity.CPU
-        self._profile = profile(activities=[activity], experimental_config=_all_threads(), acc_events=True)
+            self._profile = profile(activities=[ProfilerActivity.CUDA], experimental_config=_all_threads(), acc_events=True)
+        else:
+            # On a CPU, the autograd profiler that torch.profiler.profile wraps, with the same
+            # settings and events: the wrapper's first start imports torch._inductor, a second of
+            # every CPU grading.
+            from torch.autograd import profiler
+
+            self._profile = profiler.profile(use_cpu=True, use_kineto=True, experimental_config=_all_threads(), acc_events=True)
         with warnings.catch_warnings():
             # The profiler's notes go to the learner's output, where they would read as theirs.
             warnings.simplefilter("ignore")
@@ -40,7 +47,8 @@ class Watch:
         kernels: dict[str, dict] = {}
         memory_us = 0.0
         operators: set[str] = set()
-        for event in self._profile.events():
+        events = self._profile.events() if self.device == "cuda" else self._profile.function_events
+        for event in events:
             if event.device_type == DeviceType.CUDA:
                 duration = float(event.time_range.elapsed_us())
                 if event.name.startswith(_MEMORY_OPS):

@@ -90,6 +90,7 @@ class WorkerSetup:
                 # The harness, with its own references to torch.compile and Dynamo's counters.
                 from . import compiled
 
+                compiled.capture()
                 self.harness = compiled.run_stream
             if self.setup.get("kind") == "graphed":
                 from . import graphs, registry

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from autograder import distributed, distributed_cases, distributed_speed, grading, ranks, registry
+from autograder import distributed, distributed_cases, distributed_speed, grading, osguard, ranks, registry, template
 from autograder.problems.act5 import collectives
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -226,34 +226,19 @@ def test_timed_protocol_catches_a_wrong_timed_call(tmp_path):
     assert row.get("wrong") and "wrong answer" in row["note"]
 
 
-def test_no_rank_process_outlives_a_grading(monkeypatch):
+def test_no_rank_process_outlives_a_grading():
     problem = registry.get("act5.ring_all_reduce")
     hang = "import torch\nimport torch.distributed as dist\n\ndef ring_all_reduce(tensor):\n    dist.recv(torch.empty(1), (dist.get_rank() + 1) % 2)\n"
-    before = set(os.listdir("/proc"))
-    # This grading's judge and workers inherit the mark; the gradings of other tests running beside
-    # this one (pytest-xdist, or another checkout on the machine) do not.
-    mark = f"GPU_BRRR_TEST_GRADING={os.getpid()}-{time.monotonic_ns()}"
-    monkeypatch.setenv(*mark.split("=", 1))
 
-    def alive_workers() -> list[str]:
-        found = []
-        for pid in set(os.listdir("/proc")) - before:
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    worker = b"autograder._worker" in f.read()
-                with open(f"/proc/{pid}/environ", "rb") as f:
-                    ours = mark.encode() in f.read().split(b"\0")
-                # A killed process that has not been reaped yet (state Z) has already ended.
-                with open(f"/proc/{pid}/stat") as f:
-                    ended = f.read().rsplit(")", 1)[1].split()[0] == "Z"
-            except OSError:
-                continue
-            if worker and ours and not ended:
-                found.append(pid)
-        return found
+    def alive_workers() -> list[int]:
+        """The processes below this test's own but the template this process's CPU gradings fork their
+        judges from (autograder.template), which outlives each of them: this grading's judge and
+        its ranks. The gradings of other tests running beside this one (pytest-xdist, or another
+        checkout on the machine) are not below this process."""
+        return [pid for pid in osguard.descendants(os.getpid()) if pid != _template_pid()]
 
     # Watched while the grading runs, so the test cannot pass by looking for the wrong processes.
-    seen: set[str] = set()
+    seen: set[int] = set()
     grading_done = threading.Event()
 
     def watch() -> None:
@@ -270,13 +255,19 @@ def test_no_rank_process_outlives_a_grading(monkeypatch):
         grading_done.set()
         watcher.join()
     assert result["status"] == "TIMEOUT" and "ranks 0, 1 of 2 did not finish" in result["message"]
-    assert len(seen) >= 2, f"the test saw {len(seen)} of this grading's workers while it ran"
+    # The judge and the two ranks (the template may have started during the grading).
+    seen.discard(_template_pid())
+    assert len(seen) >= 3, f"the test saw {len(seen)} of this grading's processes while it ran"
 
     # The kill is sent before the grading returns; give the kernel a moment to finish it.
     deadline = time.monotonic() + 5
     while alive_workers() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not alive_workers()
+
+
+def _template_pid() -> int | None:
+    return template._template.process.pid if template._template is not None else None
 
 
 def test_timed_run_rejects_the_library_collective(tmp_path):

@@ -12,8 +12,10 @@ optionally ``# entry:``, ``# timeout:``, ``# says:`` (words the verdict's messag
 written "passed <case>: <message>" or "failed <case>: <message>", must contain: the reason the
 grader gives, not only its verdict) and ``# speed_at_most:`` (for a cheat that must earn only
 its honest speed: the speed metric, a copy fraction or a ratio to the library, may not exceed it on
-a GPU), and ``# alone: yes`` for one that keeps the GPU busy beyond its own calls (the GPU run
-grades it with nothing else on the GPU, where its load cannot slow other gradings). Each submission
+a GPU), ``# alone: yes`` for one that keeps the GPU busy beyond its own calls (the GPU run
+grades it with nothing else on the GPU, where its load cannot slow other gradings), and ``# slow:``
+with the reason for one whose CPU grading is a slow duplicate of what another case or test covers
+(``make test-all`` grades it on the CPU, ``make test`` does not; the GPU run grades it). Each submission
 is a whole learner file, self-contained on purpose (the grader ships one file to its child
 process), so the honest kernel appears in several of them.
 """
@@ -46,6 +48,7 @@ class Case:
     speed_at_most: float | None = None
     alone: bool = False
     says: str | None = None
+    slow: str | None = None
 
     @property
     def name(self) -> str:
@@ -89,6 +92,7 @@ def _parse(path: Path) -> Case:
         speed_at_most=float(fields["speed_at_most"]) if "speed_at_most" in fields else None,
         alone=fields.get("alone") == "yes",
         says=fields.get("says"),
+        slow=fields.get("slow"),
     )
 
 

@@ -66,7 +66,12 @@ def _cpu_result(case) -> dict:
 
 
 def _cpu_cases() -> list:
-    return [pytest.param(c, id=c.name, marks=[pytest.mark.xdist_group(c.name)] if c.name in READ_AGAIN else []) for c in cases("cpu")]
+    """Each case, grouped with the test that reads its result again, and slow where its file says
+    why its CPU grading adds nothing to ``make test`` (``# slow:``)."""
+    return [
+        pytest.param(c, id=c.name, marks=[*([pytest.mark.xdist_group(c.name)] if c.name in READ_AGAIN else []), *([pytest.mark.slow] if c.slow else [])])
+        for c in cases("cpu")
+    ]
 
 
 @pytest.mark.parametrize("case", _cpu_cases())

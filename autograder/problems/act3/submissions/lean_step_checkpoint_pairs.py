@@ -3,6 +3,7 @@
 # devices: cpu cuda
 # entry: lean_training_step
 # says: passed peak memory
+# slow: a second honest step under the target, beside the reference solution's (tests/test_act3_memory.py)
 # Honest: two blocks per checkpoint. Half the inputs kept, two blocks recomputed at once: about the
 # same peak as one block per checkpoint (measured 20% of the plain step), under the target.
 from torch.utils.checkpoint import checkpoint

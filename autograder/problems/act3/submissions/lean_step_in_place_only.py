@@ -3,6 +3,7 @@
 # devices: cpu cuda
 # entry: lean_training_step
 # says: failed peak memory
+# slow: a second honest step over the target; lean_step_checkpoint_every_other is the one nearer it
 # Honest but not enough: in-place operations only. The residual add is done in place; GELU cannot
 # be (its backward needs its input), nor anything else autograd saved: no real saving.
 import torch.nn.functional as F

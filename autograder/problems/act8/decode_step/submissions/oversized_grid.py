@@ -2,6 +2,7 @@
 # devices: cpu cuda
 # timeout: 60
 # alone: yes
+# slow: on the CPU, a time-out of the interpreter spinning for 60 s, as sleeps_forever's; its point is the GPU's
 # A grid larger than can be resident: the programs that run spin at the first barrier for programs
 # that can never start. The grading ends in a time-out, and the GPU is usable afterwards.
 import torch
