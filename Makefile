@@ -1,6 +1,7 @@
 # GPU Brrr. `make book` builds the book, `make test` runs the CPU test suite; both set up .venv first.
-# `make test` leaves out what is marked slow: the book build (`make book` runs it), the book's demos in
-# a fresh environment, and every act's notebooks through nbgrader validate and autograde but Act 0's.
+# `make test` leaves out what is marked slow: the book's demos in a fresh environment, every act's
+# notebooks through nbgrader validate and autograde but Act 0's, and the adversarial submissions whose
+# `# slow:` line says why their CPU grading duplicates another test's.
 # `make test-all` runs everything; CI (.ci/run) runs `make test`. Both spread the tests over the
 # cores (pytest-xdist; JOBS=auto, or JOBS=4).
 # On a GPU machine, `make test-gpu` runs every solution and exercise, the grader's GPU tests and the

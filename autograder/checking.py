@@ -117,15 +117,22 @@ def judge_values(size: Any, out: torch.Tensor, reference: torch.Tensor, tol: Tol
     return Case(size, False, f"{count_wrong(out, reference, tol)} wrong values", worst, allowed, mismatches)
 
 
-def check_case(problem, fn, size: Any, seed: int, device: str) -> Case:
+def prepare_case(problem, size: Any, seed: int, device: str) -> tuple[dict, torch.Tensor, Tolerance]:
+    """A case's inputs, float64 reference and tolerance, which depend only on the problem, the size
+    and the seed: computed once for the several functions a test checks against one case."""
+    inputs = problem.make_inputs(size, seed, device)
+    reference = problem.reference(**inputs)
+    return inputs, reference, derive_tolerance(reference, problem.library(**inputs), getattr(torch, problem.out_dtype), problem.tolerance_factor)
+
+
+def check_case(problem, fn, size: Any, seed: int, device: str, prepared: tuple | None = None) -> Case:
     """The same checks in one process, for trusted functions only: a problem's library and the
-    known-wrong answers its tests prove it rejects. A learner's code never runs this way."""
+    known-wrong answers its tests prove it rejects. A learner's code never runs this way.
+    ``prepared``: what prepare_case gave for this problem, size, seed and device."""
     from . import arrays
 
-    inputs = problem.make_inputs(size, seed, device)
-    originals = {k: arrays.clone_preserving_strides(v) for k, v in inputs.items()}
-    reference = problem.reference(**originals)
-    tol = derive_tolerance(reference, problem.library(**originals), getattr(torch, problem.out_dtype), problem.tolerance_factor)
+    originals, reference, tol = prepared or prepare_case(problem, size, seed, device)
+    inputs = {k: arrays.clone_preserving_strides(v) for k, v in originals.items()}
     try:
         out = arrays.from_learner(fn(*[arrays.to_learner(v, problem.language) for v in inputs.values()]), problem.language)
     except TypeError as exc:

@@ -146,7 +146,8 @@ def _timed_on_gloo(tmp_path, module, numel: int = 1000, calls: int = 2) -> dict:
     return distributed_speed.compare_speed(g, speed, "gloo")
 
 
-@pytest.mark.parametrize("submission", ["isend then recv", "the reference (batch_isend_irecv)"])
+# The isend-then-recv ring goes through the same protocol in test_ranks_reach_each_others_abstract_sockets.
+@pytest.mark.parametrize("submission", [pytest.param("isend then recv", marks=pytest.mark.slow), "the reference (batch_isend_irecv)"])
 def test_timed_protocol_on_gloo(tmp_path, submission):
     """The speed part's protocol (arm, go, read two calls back, the library in trusted ranks), on
     CPU tensors: what runs on NCCL with two GPUs."""

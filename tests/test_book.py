@@ -3,8 +3,8 @@
 This runs the same command as a release build, `jupyter-book build . -W -n --keep-going`, into a
 temporary folder (so it never touches a developer's own _build/), then checks the HTML: every
 Act 0 page, both exercise notebooks, and the Colab launch links that the course's Colab path
-depends on. It needs no GPU: notebooks are never executed by the book build. The build takes minutes, so it is
-marked slow: `make test-all`, CI and `make book` run it, `make test` does not.
+depends on. It needs no GPU: notebooks are never executed by the book build. `make test` (and so CI)
+runs it; `make book` runs the same build.
 """
 
 from __future__ import annotations

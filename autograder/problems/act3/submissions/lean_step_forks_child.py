@@ -3,6 +3,7 @@
 # devices: cpu cuda
 # entry: lean_training_step
 # says: Operation not permitted
+# slow: the seccomp filter refusing fork is tested directly (test_act3_memory), and lean_step_memfd checks it is on in a grading
 # Cheat: a child process holds the activations (its memory is not the worker's resident set), and
 # hands each one back when backward asks for it.
 import os
