@@ -65,9 +65,14 @@ def test_the_reference_solution_agrees_with_the_grader(solution):
 
 
 def test_the_operations_cover_every_regime():
-    cases = _verdicts(REGIME, lambda *args: "none of them")
-    assert not any(c["passed"] for c in cases)
-    said = {c["message"].split("says ")[1].split(" ")[0] for c in cases}
+    # Timed on a CPU that other tests share: a neighbour's load can blur one measurement (a doubled
+    # compute-bound call that takes 1.3x), so the grader's own reading gets three tries.
+    for _ in range(3):
+        cases = _verdicts(REGIME, lambda *args: "none of them")
+        assert not any(c["passed"] for c in cases)
+        said = {c["message"].split("says ")[1].split(" ")[0] for c in cases}
+        if said == {"'overhead'", "'memory'", "'compute'"}:
+            return
     assert said == {"'overhead'", "'memory'", "'compute'"}, cases
 
 
