@@ -20,6 +20,20 @@ def pytest_configure(config):
     _pin_worker_to_its_gpu()
 
 
+# The longest runs of make test, handed out first (pytest-xdist hands tests out in collection order):
+# the nbgrader course and the tests that share it on one worker (two minutes in a row), the two pip
+# resolutions against PyPI and the book build. Started last, they would end last.
+FIRST = ("nbgrader", "tests/test_requirements.py::", "tests/test_book.py::test_book_builds")
+
+
+def pytest_collection_modifyitems(config, items):
+    def first(item) -> bool:
+        group = item.get_closest_marker("xdist_group")
+        return bool(group and group.args and group.args[0] == "nbgrader") or item.nodeid.startswith(FIRST[1:])
+
+    items.sort(key=lambda item: not first(item))
+
+
 def gpu_for_worker(worker: str, devices: str) -> str:
     """The GPU an xdist worker (``gw0``, ``gw1``, ...) runs on when the GPU run spreads one test at a
     time per GPU over the GPUs listed in ``devices`` ("0,1,2,3")."""
