@@ -3,9 +3,10 @@
 Most of a CPU grading's processor time went to importing torch twice, about 1.5 s in the judge and
 as much in the learner's worker. The grading's caller (a notebook kernel, nbgrader, the command
 line, a test) keeps one template process instead: ``python -m autograder._judge --template FD``,
-which imports torch and the grader's own modules, then forks one judge per CPU grading on request
-(``fork_judge``). It never imports the problem definitions or Triton, never reads a job, never runs
-the learner's code, and its memory is closed to other processes like a judge's.
+which imports torch, Dynamo, Triton under its interpreter (as a CPU worker needs it) and the grader's
+own modules, then forks one judge per CPU grading on request (``fork_judge``). It never imports the
+problem definitions, never reads a job, never runs the learner's code, and its memory is closed to
+other processes like a judge's.
 
 The judge it forks starts as a judge started ahead does (autograder._judge): it forks its learner's
 worker first (autograder.session), then imports the problem definitions and reads its job. The
@@ -106,14 +107,15 @@ class Template:
         at_import = lambda e: {k: v for k, v in e.items() if k.startswith(READ_AT_IMPORT)}  # noqa: E731
         return self.owner == os.getpid() and self.process.poll() is None and at_import(env) == at_import(self.env)
 
-    def fork(self, workdir: str, env: dict, stderr: int) -> Forked | None:
+    def fork(self, workdir: str, env: dict, stderr: int, kind: str, spares: int) -> Forked | None:
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
         try:
             self.sock.settimeout(FORK_TIMEOUT_S if self.ready else READY_TIMEOUT_S)
             if not self.ready:
                 self.ready = self.sock.recv(64) == b"ready"
-            socket.send_fds(self.sock, [json.dumps({"workdir": workdir, "env": env}).encode()], [stdin_r, stdout_w, stderr])
+            request = {"workdir": workdir, "env": env, "kind": kind, "spares": spares}
+            socket.send_fds(self.sock, [json.dumps(request).encode()], [stdin_r, stdout_w, stderr])
             message, fds, _, _ = socket.recv_fds(self.sock, 256, 1)
             if not self.ready or len(fds) != 1:
                 raise OSError("the template did not fork a judge")
@@ -138,9 +140,10 @@ _template: Template | None = None
 _lock = threading.Lock()
 
 
-def fork_judge(workdir: str, env: dict, stderr: int) -> Forked | None:
-    """A judge for a CPU grading in ``workdir``, forked from this process's template (started, or
-    started again, as needed); None where a template cannot serve, and the judge starts its own Python."""
+def fork_judge(workdir: str, env: dict, stderr: int, kind: str = "kernel", spares: int = 0) -> Forked | None:
+    """A judge for a CPU grading of an exercise of ``kind`` in ``workdir``, forked from this
+    process's template (started, or started again, as needed), with ``spares`` workers forked ahead
+    besides its first; None where a template cannot serve, and the judge starts its own Python."""
     global _template
     if not usable():
         return None
@@ -152,7 +155,7 @@ def fork_judge(workdir: str, env: dict, stderr: int) -> Forked | None:
             _template = None
         if _template is None:
             _template = Template(env)
-        judge = _template.fork(workdir, env, stderr)
+        judge = _template.fork(workdir, env, stderr, kind, spares)
         if judge is None:
             _template = None
         return judge
@@ -167,18 +170,19 @@ def _end() -> None:
 # --- The template process ------------------------------------------------------------------------
 
 
-def serve(fd: int, prepare: Callable[[], None], judge: Callable[[dict, list], None]) -> None:
-    """``python -m autograder._judge --template FD``: ``prepare`` (the imports), then a judge forked
-    for each request, which runs ``judge`` with the request and its standard input, output and error."""
+def serve(fd: int, prepare: Callable[..., None], judge: Callable[[dict, list], None]) -> None:
+    """``python -m autograder._judge --template FD``: ``prepare`` (the imports, and those a request's
+    kind of exercise adds), then a judge forked for each request, which runs ``judge`` with the
+    request and its standard input, output and error."""
     from . import osguard
 
     osguard.hide_memory()
     osguard.die_with_parent(os.getppid(), signal.SIGTERM)
     signal.signal(signal.SIGTERM, lambda *_: (osguard.kill_descendants(os.getpid()), os._exit(1)))
     sock = socket.socket(fileno=fd)
-    prepare()
-    if "triton" in sys.modules or "autograder.problems" in sys.modules:
-        raise RuntimeError("the template imported Triton or the problem definitions")
+    prepare(None)
+    if "autograder.problems" in sys.modules:
+        raise RuntimeError("the template imported the problem definitions")
     # Ended judges are collected as they end, never between a fork and its pidfd.
     signal.signal(signal.SIGCHLD, lambda *_: _collect())
     sock.send(b"ready")
@@ -189,6 +193,8 @@ def serve(fd: int, prepare: Callable[[], None], judge: Callable[[dict, list], No
             break
         if not message or len(fds) != 3:
             break
+        request = json.loads(message)
+        prepare(request.get("kind"))
         signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
         pid = os.fork()
         if pid == 0:
@@ -196,7 +202,7 @@ def serve(fd: int, prepare: Callable[[], None], judge: Callable[[dict, list], No
             for sig in (signal.SIGCHLD, signal.SIGTERM):
                 signal.signal(sig, signal.SIG_DFL)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGCHLD])
-            judge(json.loads(message), fds)
+            judge(request, fds)
         pidfd = os.pidfd_open(pid)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGCHLD])
         for f in fds:
