@@ -39,6 +39,9 @@ def worker_env(workdir: str, device: str) -> dict:
     env["NCCL_NVLS_ENABLE"] = "0"
     if device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""
+        # OpenMP threads that sleep when out of work rather than spin: the judge and its workers
+        # share a few cores, and a memory exercise's two workers, spinning, took twice the time.
+        env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         # Before Triton is first imported: its own library functions (tl.max, tl.sum, ...) are
         # made for the interpreter only if it is on when they are defined.
         env["TRITON_INTERPRET"] = "1"

@@ -98,7 +98,10 @@ class Template:
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.process = subprocess.Popen(
             [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-m", "autograder._judge", "--template", str(theirs.fileno())],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, pass_fds=(theirs.fileno(),), start_new_session=True,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(theirs.fileno(),), start_new_session=True,
+            # OpenMP reads its wait policy when torch loads it: the judges and workers forked from
+            # here sleep when out of work, as a CPU worker started with its own Python does.
+            env={**env, "OMP_WAIT_POLICY": env.get("OMP_WAIT_POLICY", "PASSIVE")},
         )
         theirs.close()
         self.ready = False
