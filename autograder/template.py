@@ -3,19 +3,20 @@
 Most of a CPU grading's processor time went to importing torch twice, about 1.5 s in the judge and
 as much in the learner's worker. The grading's caller (a notebook kernel, nbgrader, the command
 line, a test) keeps one template process instead: ``python -m autograder._judge --template FD``,
-which imports torch, Dynamo, Triton under its interpreter (as a CPU worker needs it) and the grader's
-own modules, then forks one judge per CPU grading on request (``fork_judge``). It never imports the
-problem definitions, never reads a job, never runs the learner's code, and its memory is closed to
-other processes like a judge's.
+which imports torch, Triton under its interpreter (as a CPU worker needs it) and the grader's own
+modules, and Dynamo for the first distributed or compile exercise, then forks one judge per CPU
+grading on request (``fork_judge``). It never imports the problem definitions, never reads a job,
+never runs the learner's code, and its memory is closed to other processes like a judge's.
 
 The judge it forks starts as a judge started ahead does (autograder._judge): it forks its learner's
-worker first (autograder.session), then imports the problem definitions and reads its job. The
-worker is therefore the judge's child and holds nothing of the grading, as a worker started afresh;
-only its imports are already done. Its sandbox, its folder, its environment and the judge's hold on
-it (subreaper, death with the judge, the sweep of its descendants) are those of a worker started
-with its own Python. Every other worker of a grading (the memory exercise's, distributed ranks
-beyond the first) still starts its own Python. A GPU grading does not use the template: its judge
-and workers initialise CUDA, which a fork cannot carry.
+worker first (autograder.session), and for a distributed exercise a spare worker for each further
+rank, then imports the problem definitions and reads its job. These workers are therefore the
+judge's children and hold nothing of the grading, as workers started afresh; only their imports
+are already done. Their sandbox, folder, environment and the judge's hold on them (subreaper, death
+with the judge, the sweep of its descendants) are those of a worker started with its own Python.
+The memory exercise's measured workers still start their own Pythons (malloc's settings must be
+there from the start). A GPU grading does not use the template: its judge and workers initialise
+CUDA, which a fork cannot carry.
 """
 
 from __future__ import annotations
