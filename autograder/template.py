@@ -52,12 +52,12 @@ class Forked:
         self.returncode: int | None = None
 
     def poll(self) -> int | None:
-        if self.returncode is None and select.select([self._pidfd], [], [], 0)[0]:
+        if self.returncode is None and _readable(self._pidfd, 0):
             self.returncode = 0  # its exit status is its parent's, the template's
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
-        if self.returncode is None and not select.select([self._pidfd], [], [], timeout)[0]:
+        if self.returncode is None and not _readable(self._pidfd, timeout):
             raise subprocess.TimeoutExpired("judge", timeout)
         return self.poll()
 
@@ -79,7 +79,7 @@ class Forked:
         chunks = []
         while True:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self._stdout], [], [], left)[0]:
+            if left <= 0 or not _readable(self._stdout, left):
                 raise subprocess.TimeoutExpired("judge", timeout)
             chunk = os.read(self._stdout, 1 << 16)
             if not chunk:
@@ -91,6 +91,13 @@ class Forked:
             if fd >= 0:
                 os.close(fd)
         self._pidfd = self._stdin = self._stdout = -1
+
+
+def _readable(fd: int, timeout: float | None) -> bool:
+    """poll, not select: a long-lived caller's descriptors may be numbered past select's limit."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(None if timeout is None else max(0, int(timeout * 1000))))
 
 
 class Template:
