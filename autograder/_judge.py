@@ -22,7 +22,7 @@ import sys
 from . import osguard
 from .judge_grading import Grading
 from .result import ProblemResult
-from .session import Workers
+from .session import Workers, fork_spares
 
 
 def _read_job() -> dict | None:
@@ -44,12 +44,13 @@ def _prepare_judge(device: str) -> None:
         torch.zeros(1, device="cuda")
 
 
-def main(argv: list[str] | None = None, fork_workers: bool = False) -> None:
+def main(argv: list[str] | None = None, fork_workers: bool = False, spares: int = 0) -> None:
     """``python -m autograder._judge`` reads one job on stdin and grades it. With ``--standby WORKDIR
     DEVICE`` it starts its workers and imports first, then waits for the job (autograder.sandbox
     keeps one such judge ready between a notebook's gradings); if stdin closes with no job, it ends.
     With ``--template FD`` it is the template CPU gradings' judges are forked from (autograder.template);
-    such a judge forks its workers (``fork_workers``) where a judge started ahead starts them."""
+    such a judge forks its workers (``fork_workers``) where a judge started ahead starts them, and
+    ``spares`` more for the workers it may start after its job."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--template"]:
         from . import template
@@ -66,6 +67,7 @@ def main(argv: list[str] | None = None, fork_workers: bool = False) -> None:
     if standby:
         workdir, device = argv[1], argv[2]
         workers = Workers(workdir, device, helper=device == "cuda", warm_profiler=device == "cuda", fork=fork_workers)
+        fork_spares(spares)
         _prepare_judge(device)
         job = _read_job()
         if job is None or job.get("workdir") != workdir or job.get("device") != device:
@@ -98,13 +100,21 @@ def main(argv: list[str] | None = None, fork_workers: bool = False) -> None:
     os._exit(0)
 
 
-def _prepare_template() -> None:
-    """What every CPU judge and worker imports, less the problem definitions and Triton (a CPU
-    worker imports it under the interpreter), which are not the template's to import."""
+def _prepare_template(kind: str | None = None) -> None:
+    """What CPU judges and workers import, less the problem definitions: torch, Triton under its
+    interpreter (as a CPU worker imports it; a CPU judge runs no Triton) and the grader's modules;
+    for the first distributed or compile exercise, Dynamo too (their workers' dispatch mode and
+    harness import it: a second each)."""
     import numpy  # noqa: F401
     import torch.autograd.profiler  # noqa: F401
 
+    os.environ["TRITON_INTERPRET"] = "1"
+    import triton  # noqa: F401
+
     from . import _worker, canary, checking, honesty, judging, shared, verdict, watch, worker_calls  # noqa: F401
+
+    if kind in ("distributed", "compiled"):
+        import torch._dynamo  # noqa: F401
 
 
 def forked(request: dict, fds: list[int]) -> None:
@@ -118,7 +128,7 @@ def forked(request: dict, fds: list[int]) -> None:
             os.dup2(fd, target)
         template.close_fds_but(())
         template.start_afresh(request["env"], request["workdir"])
-        main(["--standby", request["workdir"], "cpu"], fork_workers=True)
+        main(["--standby", request["workdir"], "cpu"], fork_workers=True, spares=int(request.get("spares", 0)))
     finally:
         os._exit(1)
 

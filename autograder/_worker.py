@@ -114,23 +114,33 @@ def main(in_fd: int | None = None, out_fd: int | None = None, judge_pid: int | N
         os._exit(0)
 
 
-def forked(in_fd: int, out_fd: int, judge_pid: int, log_path: str, workdir: str, env: dict) -> None:
+def forked(in_fd: int, out_fd: int, judge_pid: int, where: tuple | None) -> None:
     """A worker the judge forked before it read its job (autograder.template): set up as the worker
     ``python -m autograder._worker`` starts (its own session, /dev/null in, its log out, its pipes and
-    no other file, its folder and environment), then ``main``."""
+    no other file, its folder and environment), then ``main``. ``where``: its log, folder and
+    environment; None for a spare, which waits, holding nothing of the grading, for the judge to send
+    them when it needs another worker (a distributed grading's further ranks)."""
     import signal
 
     from . import template
 
     try:
         os.setsid()
-        null = os.open(os.devnull, os.O_RDONLY)
-        log = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        for fd, target in ((null, 0), (log, 1), (log, 2)):
-            os.dup2(fd, target)
+        osguard.die_with_parent(judge_pid)
+        null = os.open(os.devnull, os.O_RDWR)
+        for target in (0, 1, 2):
+            os.dup2(null, target)
         template.close_fds_but((in_fd, out_fd))
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         osguard.make_dumpable()
+        if where is None:
+            message, _ = wire.receive(in_fd)
+            where = tuple(message["become"])
+        log_path, workdir, env = where
+        log = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        for target in (1, 2):
+            os.dup2(log, target)
+        os.close(log)
         template.start_afresh(env, workdir)
         main(in_fd, out_fd, judge_pid)
     finally:

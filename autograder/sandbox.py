@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import osguard, template
+from . import osguard, registry, template
 from .session import read_log
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -40,7 +40,7 @@ class _Judge:
     """A judge process in a folder of its own; started ahead (``--standby``), it has its workers,
     imports and CUDA contexts ready before the job comes."""
 
-    def __init__(self, device: str, standby: bool) -> None:
+    def __init__(self, device: str, standby: bool, kind: str = "kernel", spares: int = 0) -> None:
         self.device = device
         self.workdir = tempfile.mkdtemp(prefix="autograder-")
         os.makedirs(os.path.join(self.workdir, "learner"))
@@ -50,7 +50,7 @@ class _Judge:
         if device == "cpu" and not standby:
             # Forked from this process's template, which has imported torch already (autograder.template).
             with open(self.log_path, "wb") as log:
-                self.process = template.fork_judge(self.workdir, _judge_env(), log.fileno())
+                self.process = template.fork_judge(self.workdir, _judge_env(), log.fileno(), kind, spares)
         if self.process is not None:
             return
         with open(self.log_path, "wb") as log:
@@ -115,20 +115,22 @@ def _discard_ready() -> None:
         _ready = None
 
 
-def _take_judge(device: str) -> _Judge:
+def _take_judge(device: str, kind: str = "kernel", spares: int = 0) -> _Judge:
     global _ready
     judge, _ready = _ready, None
     if judge is not None and judge.usable(device):
         return judge
     if judge is not None:
         judge.discard()
-    return _Judge(device, standby=False)
+    return _Judge(device, standby=False, kind=kind, spares=spares)
 
 
 def run(problem_name: str, language: str, kind: str, source: str, entry: str, device: str, timed: bool, timeout: float | None = None) -> dict:
     """Grade ``entry`` from ``source``; always returns a scored result with a status."""
     limit = timeout if timeout is not None else timeout_s()
-    judge = _take_judge(device)
+    # A distributed exercise's further ranks, forked ahead with a CPU grading's judge.
+    spares = max(getattr(registry.get(problem_name), "world_sizes", (1,))) - 1 if kind == "distributed" and device == "cpu" else 0
+    judge = _take_judge(device, kind, spares)
     workdir = judge.workdir
     try:
         module = os.path.join(workdir, "learner", "submission.py")

@@ -39,6 +39,9 @@ def worker_env(workdir: str, device: str) -> dict:
     env["NCCL_NVLS_ENABLE"] = "0"
     if device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""
+        # OpenMP threads that sleep when out of work rather than spin: the judge and its workers
+        # share a few cores, and a memory exercise's two workers, spinning, took twice the time.
+        env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         # Before Triton is first imported: its own library functions (tl.max, tl.sum, ...) are
         # made for the interpreter only if it is on when they are defined.
         env["TRITON_INTERPRET"] = "1"
@@ -64,21 +67,37 @@ class Session:
     def __init__(self, role: str, device: str, workdir: str, log_path: str, warm_profiler: bool = False, no_triton: bool = False, env: dict | None = None, fork: bool = False) -> None:
         for sub in ("tmp", "triton-cache", "cupy-cache", "inductor-cache", "cuda-cache"):
             os.makedirs(os.path.join(workdir, sub), exist_ok=True)
-        to_worker_r, self._to_worker = os.pipe()
-        self._from_worker, from_worker_w = os.pipe()
         self.log_path = log_path
-        if fork:
-            # A judge forked from the template, before its job (autograder.template): the worker is
-            # forked from it rather than started with its own Python, and imports nothing again.
-            self.process = _Child(os.getpid(), (to_worker_r, from_worker_w, log_path, workdir, {**worker_env(workdir, device), **(env or {})}))
-        else:
-            self._start(device, workdir, log_path, env, to_worker_r, from_worker_w)
-        os.close(to_worker_r)
-        os.close(from_worker_w)
+        where = (log_path, workdir, {**worker_env(workdir, device), **(env or {})})
+        # A judge forked from the template, before its job (autograder.template), forks its worker
+        # (``fork``) and keeps spares for later ones, rather than starting Pythons that import again;
+        # a worker whose environment must be set before its Python starts (``env``) starts its own.
+        if fork or env or not self._claim_spare(where):
+            to_worker_r, self._to_worker = os.pipe()
+            self._from_worker, from_worker_w = os.pipe()
+            if fork:
+                self.process = _Child(os.getpid(), to_worker_r, from_worker_w, where)
+            else:
+                self._start(device, workdir, log_path, env, to_worker_r, from_worker_w)
+            os.close(to_worker_r)
+            os.close(from_worker_w)
         self.setup: dict = {"role": role, "device": device, "warm_profiler": warm_profiler, "no_triton": no_triton}
         self._start_timeout = 60.0
         self.ready: dict | None = None
         wire.send(self._to_worker, self.setup)
+
+    def _claim_spare(self, where: tuple) -> bool:
+        while _SPARES:
+            child, to_worker, from_worker = _SPARES.pop()
+            try:
+                wire.send(to_worker, {"become": list(where)})
+            except OSError:  # ended meanwhile (autograder.osguard.kill_descendants)
+                for fd in (to_worker, from_worker):
+                    os.close(fd)
+                continue
+            self.process, self._to_worker, self._from_worker = child, to_worker, from_worker
+            return True
+        return False
 
     def _start(self, device: str, workdir: str, log_path: str, env: dict | None, to_worker_r: int, from_worker_w: int) -> None:
         with open(log_path, "ab") as log:
@@ -174,16 +193,33 @@ class Session:
         self._to_worker = self._from_worker = -1
 
 
+# Workers a judge forked before its job for the workers it may start after it (fork_spares).
+_SPARES: list = []
+
+
+def fork_spares(count: int) -> None:
+    """``count`` workers forked now, before the job, each waiting to be told its log, folder and
+    environment (autograder._worker.forked): a distributed grading's further ranks, which would
+    otherwise each start a Python and import torch."""
+    for _ in range(count):
+        to_worker_r, to_worker_w = os.pipe()
+        from_worker_r, from_worker_w = os.pipe()
+        child = _Child(os.getpid(), to_worker_r, from_worker_w, None)
+        os.close(to_worker_r)
+        os.close(from_worker_w)
+        _SPARES.append((child, to_worker_w, from_worker_r))
+
+
 class _Child:
     """A worker forked by this judge: what Session uses of subprocess.Popen."""
 
-    def __init__(self, judge_pid: int, start: tuple) -> None:
+    def __init__(self, judge_pid: int, in_fd: int, out_fd: int, where: tuple | None) -> None:
         self.returncode: int | None = None
         self.pid = os.fork()
         if self.pid == 0:
             from . import _worker
 
-            _worker.forked(start[0], start[1], judge_pid, *start[2:])
+            _worker.forked(in_fd, out_fd, judge_pid, where)
 
     def poll(self) -> int | None:
         if self.returncode is None:

@@ -3,18 +3,20 @@
 Most of a CPU grading's processor time went to importing torch twice, about 1.5 s in the judge and
 as much in the learner's worker. The grading's caller (a notebook kernel, nbgrader, the command
 line, a test) keeps one template process instead: ``python -m autograder._judge --template FD``,
-which imports torch and the grader's own modules, then forks one judge per CPU grading on request
-(``fork_judge``). It never imports the problem definitions or Triton, never reads a job, never runs
-the learner's code, and its memory is closed to other processes like a judge's.
+which imports torch, Triton under its interpreter (as a CPU worker needs it) and the grader's own
+modules, and Dynamo for the first distributed or compile exercise, then forks one judge per CPU
+grading on request (``fork_judge``). It never imports the problem definitions, never reads a job,
+never runs the learner's code, and its memory is closed to other processes like a judge's.
 
 The judge it forks starts as a judge started ahead does (autograder._judge): it forks its learner's
-worker first (autograder.session), then imports the problem definitions and reads its job. The
-worker is therefore the judge's child and holds nothing of the grading, as a worker started afresh;
-only its imports are already done. Its sandbox, its folder, its environment and the judge's hold on
-it (subreaper, death with the judge, the sweep of its descendants) are those of a worker started
-with its own Python. Every other worker of a grading (the memory exercise's, distributed ranks
-beyond the first) still starts its own Python. A GPU grading does not use the template: its judge
-and workers initialise CUDA, which a fork cannot carry.
+worker first (autograder.session), and for a distributed exercise a spare worker for each further
+rank, then imports the problem definitions and reads its job. These workers are therefore the
+judge's children and hold nothing of the grading, as workers started afresh; only their imports
+are already done. Their sandbox, folder, environment and the judge's hold on them (subreaper, death
+with the judge, the sweep of its descendants) are those of a worker started with its own Python.
+The memory exercise's measured workers still start their own Pythons (malloc's settings must be
+there from the start). A GPU grading does not use the template: its judge and workers initialise
+CUDA, which a fork cannot carry.
 """
 
 from __future__ import annotations
@@ -50,12 +52,12 @@ class Forked:
         self.returncode: int | None = None
 
     def poll(self) -> int | None:
-        if self.returncode is None and select.select([self._pidfd], [], [], 0)[0]:
+        if self.returncode is None and _readable(self._pidfd, 0):
             self.returncode = 0  # its exit status is its parent's, the template's
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
-        if self.returncode is None and not select.select([self._pidfd], [], [], timeout)[0]:
+        if self.returncode is None and not _readable(self._pidfd, timeout):
             raise subprocess.TimeoutExpired("judge", timeout)
         return self.poll()
 
@@ -77,7 +79,7 @@ class Forked:
         chunks = []
         while True:
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self._stdout], [], [], left)[0]:
+            if left <= 0 or not _readable(self._stdout, left):
                 raise subprocess.TimeoutExpired("judge", timeout)
             chunk = os.read(self._stdout, 1 << 16)
             if not chunk:
@@ -91,13 +93,23 @@ class Forked:
         self._pidfd = self._stdin = self._stdout = -1
 
 
+def _readable(fd: int, timeout: float | None) -> bool:
+    """poll, not select: a long-lived caller's descriptors may be numbered past select's limit."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(None if timeout is None else max(0, int(timeout * 1000))))
+
+
 class Template:
     def __init__(self, env: dict) -> None:
         self.env, self.owner = env, os.getpid()
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.process = subprocess.Popen(
             [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-m", "autograder._judge", "--template", str(theirs.fileno())],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, pass_fds=(theirs.fileno(),), start_new_session=True,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(theirs.fileno(),), start_new_session=True,
+            # OpenMP reads its wait policy when torch loads it: the judges and workers forked from
+            # here sleep when out of work, as a CPU worker started with its own Python does.
+            env={**env, "OMP_WAIT_POLICY": env.get("OMP_WAIT_POLICY", "PASSIVE")},
         )
         theirs.close()
         self.ready = False
@@ -106,14 +118,15 @@ class Template:
         at_import = lambda e: {k: v for k, v in e.items() if k.startswith(READ_AT_IMPORT)}  # noqa: E731
         return self.owner == os.getpid() and self.process.poll() is None and at_import(env) == at_import(self.env)
 
-    def fork(self, workdir: str, env: dict, stderr: int) -> Forked | None:
+    def fork(self, workdir: str, env: dict, stderr: int, kind: str, spares: int) -> Forked | None:
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
         try:
             self.sock.settimeout(FORK_TIMEOUT_S if self.ready else READY_TIMEOUT_S)
             if not self.ready:
                 self.ready = self.sock.recv(64) == b"ready"
-            socket.send_fds(self.sock, [json.dumps({"workdir": workdir, "env": env}).encode()], [stdin_r, stdout_w, stderr])
+            request = {"workdir": workdir, "env": env, "kind": kind, "spares": spares}
+            socket.send_fds(self.sock, [json.dumps(request).encode()], [stdin_r, stdout_w, stderr])
             message, fds, _, _ = socket.recv_fds(self.sock, 256, 1)
             if not self.ready or len(fds) != 1:
                 raise OSError("the template did not fork a judge")
@@ -138,9 +151,10 @@ _template: Template | None = None
 _lock = threading.Lock()
 
 
-def fork_judge(workdir: str, env: dict, stderr: int) -> Forked | None:
-    """A judge for a CPU grading in ``workdir``, forked from this process's template (started, or
-    started again, as needed); None where a template cannot serve, and the judge starts its own Python."""
+def fork_judge(workdir: str, env: dict, stderr: int, kind: str = "kernel", spares: int = 0) -> Forked | None:
+    """A judge for a CPU grading of an exercise of ``kind`` in ``workdir``, forked from this
+    process's template (started, or started again, as needed), with ``spares`` workers forked ahead
+    besides its first; None where a template cannot serve, and the judge starts its own Python."""
     global _template
     if not usable():
         return None
@@ -152,7 +166,7 @@ def fork_judge(workdir: str, env: dict, stderr: int) -> Forked | None:
             _template = None
         if _template is None:
             _template = Template(env)
-        judge = _template.fork(workdir, env, stderr)
+        judge = _template.fork(workdir, env, stderr, kind, spares)
         if judge is None:
             _template = None
         return judge
@@ -167,18 +181,19 @@ def _end() -> None:
 # --- The template process ------------------------------------------------------------------------
 
 
-def serve(fd: int, prepare: Callable[[], None], judge: Callable[[dict, list], None]) -> None:
-    """``python -m autograder._judge --template FD``: ``prepare`` (the imports), then a judge forked
-    for each request, which runs ``judge`` with the request and its standard input, output and error."""
+def serve(fd: int, prepare: Callable[..., None], judge: Callable[[dict, list], None]) -> None:
+    """``python -m autograder._judge --template FD``: ``prepare`` (the imports, and those a request's
+    kind of exercise adds), then a judge forked for each request, which runs ``judge`` with the
+    request and its standard input, output and error."""
     from . import osguard
 
     osguard.hide_memory()
     osguard.die_with_parent(os.getppid(), signal.SIGTERM)
     signal.signal(signal.SIGTERM, lambda *_: (osguard.kill_descendants(os.getpid()), os._exit(1)))
     sock = socket.socket(fileno=fd)
-    prepare()
-    if "triton" in sys.modules or "autograder.problems" in sys.modules:
-        raise RuntimeError("the template imported Triton or the problem definitions")
+    prepare(None)
+    if "autograder.problems" in sys.modules:
+        raise RuntimeError("the template imported the problem definitions")
     # Ended judges are collected as they end, never between a fork and its pidfd.
     signal.signal(signal.SIGCHLD, lambda *_: _collect())
     sock.send(b"ready")
@@ -189,6 +204,8 @@ def serve(fd: int, prepare: Callable[[], None], judge: Callable[[dict, list], No
             break
         if not message or len(fds) != 3:
             break
+        request = json.loads(message)
+        prepare(request.get("kind"))
         signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGCHLD])
         pid = os.fork()
         if pid == 0:
@@ -196,7 +213,7 @@ def serve(fd: int, prepare: Callable[[], None], judge: Callable[[dict, list], No
             for sig in (signal.SIGCHLD, signal.SIGTERM):
                 signal.signal(sig, signal.SIG_DFL)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGCHLD])
-            judge(json.loads(message), fds)
+            judge(request, fds)
         pidfd = os.pidfd_open(pid)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGCHLD])
         for f in fds:

@@ -18,8 +18,9 @@ Measured here (CPU RSS, two cores, torch 2.13, autograder.memory_judge):
 - in-place operations alone (the residual add): 332 MB, 101%: every tensor the step could overwrite
   is saved for backward (autograd's version counter refuses the overwrite), the rest die at once;
 - bfloat16 autocast: 193 MB, 58%, and not the same gradients.
-A grading takes 26 s (the plain submission) to 35 s (the reference) alone on two cores: three
-workers start (torch, and the checkpoint module's imports in the two measured ones) and two steps run.
+A grading of the reference takes about 5 s on two cores: three workers start (the first forked from
+the judge, the two measured ones each with its own Python, torch and the checkpoint module's imports,
+their OpenMP threads sleeping when out of work) and two steps run.
 The target, MAX_FRACTION, leaves the reference solution twice its own peak.
 """
 
