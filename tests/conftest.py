@@ -17,6 +17,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU; run by `make test-gpu`, deselected by `make test`")
     config.addinivalue_line("markers", "multigpu: needs 2 or more GPUs visible at once; tests/gpu/run.sh runs these unpinned")
     config.addinivalue_line("markers", "slow: a round trip that `make test` (and CI) leaves to `make test-all`, which runs everything")
+    # pytest-timeout's own marker (the GPU image has the plugin; this keeps it known where it is absent).
+    config.addinivalue_line("markers", "timeout(seconds): pytest-timeout's limit for one test")
     _pin_worker_to_its_gpu()
 
 
