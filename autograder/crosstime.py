@@ -2,7 +2,8 @@
 
 The worker queues the learner's calls of one window (one call, or several on inputs of their own
 when a call is short) behind a wait on a "go" word in device memory and writes a "done" word after
-them; the judge's stream does [P0][refill the inputs][flush L2][T0][write go][wait done][T1], then reads
+them; the judge's stream does [hold][P0][refill the inputs][flush L2][T0][write go][wait done][T1] (the
+hold lifted once all of it is queued, so [P0, T0] runs at the GPU's pace, not the host's), then reads
 the outputs through IPC right after [Tcs][copy][Tc]. The judge queues all of that once the worker's
 answer arrives, that is once every call of the window is launched (or after LAUNCH_WAIT_S if it does
 not): launching from Python never enters the window, however many calls it holds, and the new
@@ -86,10 +87,19 @@ class CrossTimer:
         self.rescue_stream = torch.cuda.Stream()
         # Zeroed by Block: both flags start at 0.
         self.flags = cuda_driver.Block(8)
+        # The judge's own word, never shared: its stream waits on it while the host queues the
+        # judge's work before T0, so [P0, T0] is GPU time (host launches would otherwise stretch it,
+        # and that stretch read as the worker's GPU work).
+        self.hold = cuda_driver.Block(4)
+        self.release_stream = torch.cuda.Stream()
+        self.held = 0
         props = torch.cuda.get_device_properties(0)
         l2_bytes = getattr(props, "L2_cache_size", 0) or (50 << 20)
         with torch.cuda.stream(self.stream):
             self._flush = torch.empty(max(2 * l2_bytes, 64 << 20) // 4, dtype=torch.float32, device="cuda")
+            # Loaded now: a kernel loaded lazily behind a held stream could wait for the whole context.
+            self._flush.zero_()
+        torch.cuda.synchronize()
         self._events = [torch.cuda.Event(enable_timing=True) for _ in range(6)]
         self.persisting_l2 = timing._PersistingL2()
         self.calls = 0
@@ -98,11 +108,13 @@ class CrossTimer:
     def handle(self) -> str:
         return self.flags.handle
 
-    def call(self, send: Callable[[int], None], ready: Callable[[float], bool], receive: Callable[[], dict], refill: Callable[[], None], read: Callable[[dict], list[torch.Tensor] | None], deadline_s: float) -> tuple[Raw, dict, list[torch.Tensor]]:
+    def call(self, send: Callable[[int], None], ready: Callable[[float], bool], receive: Callable[[], dict], refill: Callable[[], None], read: Callable[[dict], list[torch.Tensor] | None], deadline_s: float, held: bool = True) -> tuple[Raw, dict, list[torch.Tensor]]:
         """One timed window: ``send(gate)`` asks the worker for its calls, ``ready(seconds)`` says
         whether its answer has arrived within that long, ``receive()`` gets it, ``read(answer)``
         returns the worker's outputs (views through IPC) or None. Returns the event times, the
-        answer and the judge's own copies of the outputs."""
+        answer and the judge's own copies of the outputs. ``held``: the judge's stream waits until
+        its work before T0 is all queued; a warm-up window, whose ``refill`` may load copy kernels
+        for the first time, passes False."""
         self.calls += 1
         gate = self.calls
         e_pre, e_t0, e_t1, e_copy0, e_copy1 = self._events[:5]
@@ -122,13 +134,20 @@ class CrossTimer:
         with torch.cuda.stream(self.stream):
             # The inputs just drawn on the default stream are complete before they are copied.
             self.stream.wait_stream(torch.cuda.default_stream())
-            e_pre.record()
-            refill()
-            self._flush.zero_()
-            e_t0.record()
-            cuda_driver.write_value(self.stream, go, gate)
-            cuda_driver.wait_value(self.stream, done, gate)
-            e_t1.record()
+            if held:
+                self.held += 1
+                cuda_driver.wait_value(self.stream, self.hold.ptr, self.held)
+            try:
+                e_pre.record()
+                refill()
+                self._flush.zero_()
+                e_t0.record()
+                cuda_driver.write_value(self.stream, go, gate)
+                cuda_driver.wait_value(self.stream, done, gate)
+                e_t1.record()
+            finally:
+                if held:
+                    cuda_driver.write_value(self.release_stream, self.hold.ptr, self.held)
         if views is None:
             try:
                 answer = receive()

@@ -66,3 +66,44 @@ def test_persisting_l2_can_be_reset():
 def test_the_synchronisation_cost_is_small_and_measured():
     timer = timing.Timer()
     assert 0.0 < timer.sync_overhead_ms < 0.2
+
+
+def _cross_window(timer, launches: int, held: bool):
+    """One window of the cross-timer whose "worker" is a stream of this process that answers the go
+    word at once, after a refill of ``launches`` one-element copies (host-bound to queue)."""
+    import time
+
+    import torch
+
+    from autograder import cuda_driver
+
+    worker = torch.cuda.Stream()
+    source, target = torch.ones(launches, device="cuda"), torch.zeros(launches, device="cuda")
+
+    def send(gate: int) -> None:
+        cuda_driver.wait_value(worker, timer.flags.ptr, gate)
+        cuda_driver.write_value(worker, timer.flags.ptr + 4, gate)
+
+    def refill() -> None:
+        for index in range(launches):
+            target[index : index + 1].copy_(source[index : index + 1])
+
+    started = time.perf_counter()
+    raw, _, _ = timer.call(send=send, ready=lambda _: True, receive=dict, refill=refill, read=lambda _: [], deadline_s=30.0, held=held)
+    torch.cuda.synchronize()
+    assert bool(target.eq(1).all())
+    return raw, (time.perf_counter() - started) * 1e6
+
+
+def test_the_judges_preparation_is_timed_at_the_gpus_pace():
+    """Queued from Python, 2,000 small copies take milliseconds of host time and far less GPU time: a
+    held window's [P0, T0] is the GPU's (the worker's GPU work is what it looks for), an unheld one
+    stretches with the host."""
+    from autograder import crosstime
+
+    timer = crosstime.CrossTimer()
+    _cross_window(timer, 2000, held=False)
+    unheld, _ = _cross_window(timer, 2000, held=False)
+    held, host_us = _cross_window(timer, 2000, held=True)
+    assert held.pre_us < 0.5 * unheld.pre_us, (held, unheld, host_us)
+    assert held.pre_us < 0.5 * host_us, (held, host_us)
