@@ -38,6 +38,10 @@ from . import cuda_driver, timing
 LAUNCH_WAIT_S = 0.25
 # A segment of the judge's own work is "disturbed" when it runs this much longer than with an idle worker.
 SLACK_FACTOR, SLACK_US = 1.25, 30.0
+# A held stream takes at most this many launches of the judge's before T0: launches queue on the
+# device only so deep, and a launch past that depth waits for the hold the host has not yet lifted
+# (2,000 one-element copies behind a hold hung an H200). A refill of more inputs runs unheld.
+HELD_LAUNCHES_MAX = 256
 # A copy queued before the output was done starts within this long after T1.
 PROMPT_COPY_US = 20.0
 

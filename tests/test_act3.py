@@ -331,3 +331,15 @@ def test_the_speed_points_follow_the_judges_ratio_on_a_gpu_only():
     assert verdict.score(problem, {"problem": problem.name, "status": "FAIL", "speed_fraction": 1.0}, "cuda")["points"] == 0.0
     result = grading.grade_source(problem, "def make_graphed(step, example):\n    return step\n", "make_graphed", device="cpu")
     assert result["status"] == "NEEDS GPU" and result["points"] == 0
+
+
+def test_kernel_times_of_a_mostly_idle_step_are_allowed_twice_the_spread():
+    idle = {"all_kernels": {"gemv": 61.2, "add": 20.0, "copy": 5.0}, "idle_share": 0.9, "regime": "overhead", "matmul_share": 0.7}
+    answer = {"top_kernels": [["gemv", 91.9], ["add", 21.0], ["copy", 5.0]], "idle_share": 0.88, "regime": "overhead"}
+    assert profiling.judge_profile(answer, None, 0.0, 0.0, idle)[0]
+    busy = {**idle, "idle_share": 0.08, "regime": "compute"}
+    passed, message = profiling.judge_profile({**answer, "idle_share": 0.1, "regime": "compute"}, None, 0.0, 0.0, busy)
+    assert not passed and "within 1.5x" in message, message
+    answer["top_kernels"][0][1] = 130.0
+    passed, message = profiling.judge_profile(answer, None, 0.0, 0.0, idle)
+    assert not passed and "within 2.0x" in message, message

@@ -96,14 +96,15 @@ def _cross_window(timer, launches: int, held: bool):
 
 
 def test_the_judges_preparation_is_timed_at_the_gpus_pace():
-    """Queued from Python, 2,000 small copies take milliseconds of host time and far less GPU time: a
-    held window's [P0, T0] is the GPU's (the worker's GPU work is what it looks for), an unheld one
-    stretches with the host."""
+    """Queued from Python, as many small copies as a hold allows take milliseconds of host time and far
+    less GPU time: a held window's [P0, T0] is the GPU's (the worker's GPU work is what it looks
+    for), an unheld one stretches with the host."""
     from autograder import crosstime
 
     timer = crosstime.CrossTimer()
-    _cross_window(timer, 2000, held=False)
-    unheld, _ = _cross_window(timer, 2000, held=False)
-    held, host_us = _cross_window(timer, 2000, held=True)
+    launches = crosstime.HELD_LAUNCHES_MAX - 1
+    _cross_window(timer, launches, held=False)
+    unheld, _ = _cross_window(timer, launches, held=False)
+    held, host_us = _cross_window(timer, launches, held=True)
     assert held.pre_us < 0.5 * unheld.pre_us, (held, unheld, host_us)
     assert held.pre_us < 0.5 * host_us, (held, host_us)

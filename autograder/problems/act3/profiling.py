@@ -111,6 +111,10 @@ def describe_trace_case(case: dict) -> str:
 # for their union.
 IDLE_AGREEMENT = 0.15
 KERNEL_TIME_AGREEMENT = 1.5
+# Except where the GPU waits most of the step: its clocks drop between kernels of a few microseconds,
+# and on four H200s sharing one host's cores the decode loop's GEMV read 91.9 us in the solution's
+# profile and 61.2 us in the grader's (idle 90%).
+IDLE_STEP_SHARE, IDLE_KERNEL_TIME_AGREEMENT = 0.5, 2.0
 TOP_COVERAGE = 0.8
 # A step this close to a threshold of the rule may fall on either side of it in another profile.
 MATMUL_SHARE_AGREEMENT = 0.1
@@ -175,13 +179,14 @@ def judge_profile(got, op: MeasuredOp, peak: float, bandwidth: float, mine: dict
     accepted = profiles.regimes_within(mine, IDLE_AGREEMENT / 2, MATMUL_SHARE_AGREEMENT)
     if got["regime"] not in accepted:
         return False, f"you said {got['regime']!r} ({evidence})"
-    found = _kernel_mismatch(got["top_kernels"], mine["all_kernels"])
+    agreement = IDLE_KERNEL_TIME_AGREEMENT if mine["idle_share"] >= IDLE_STEP_SHARE else KERNEL_TIME_AGREEMENT
+    found = _kernel_mismatch(got["top_kernels"], mine["all_kernels"], agreement)
     if found:
         return False, f"{found} ({evidence})"
     return True, f"idle {idle:.0%}, {got['regime']} ({evidence})"
 
 
-def _kernel_mismatch(top, kernels: dict) -> str | None:
+def _kernel_mismatch(top, kernels: dict, agreement: float) -> str | None:
     expected = sorted(kernels.values(), reverse=True)[:TOP]
     if not isinstance(top, list) or len(top) != len(expected):
         return f"top_kernels must list the {len(expected)} kernels with the most time, as [name, microseconds] pairs"
@@ -192,8 +197,8 @@ def _kernel_mismatch(top, kernels: dict) -> str | None:
         if name not in kernels:
             return f"{str(name)[:80]!r} did not run in the grader's profile of this step"
         micros = pair[1]
-        if not isinstance(micros, (int, float)) or not kernels[name] / KERNEL_TIME_AGREEMENT <= micros <= kernels[name] * KERNEL_TIME_AGREEMENT:
-            return f"{name[:60]}...: you measured {micros!r} us, the grader {kernels[name]:.1f} us"
+        if not isinstance(micros, (int, float)) or not kernels[name] / agreement <= micros <= kernels[name] * agreement:
+            return f"{name[:60]}...: you measured {micros!r} us, the grader {kernels[name]:.1f} us (allowed: within {agreement}x)"
     covered = sum(kernels[name] for name in names)
     if covered < TOP_COVERAGE * sum(expected):
         return f"your top kernels hold {covered:.0f} us of the grader's top {len(expected)}'s {sum(expected):.0f} us: they are not the top kernels"
