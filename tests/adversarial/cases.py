@@ -13,7 +13,9 @@ written "passed <case>: <message>" or "failed <case>: <message>", must contain: 
 grader gives, not only its verdict) and ``# speed_at_most:`` (for a cheat that must earn only
 its honest speed: the speed metric, a copy fraction or a ratio to the library, may not exceed it on
 a GPU), ``# alone: yes`` for one that keeps the GPU busy beyond its own calls (the GPU run
-grades it with nothing else on the GPU, where its load cannot slow other gradings), and ``# slow:``
+grades it with nothing else on the GPU, where its load cannot slow other gradings; a case that
+must PASS and nothing else is graded alone too, as a learner's grading is: its time accounting
+would count another grading's GPU work as its own), and ``# slow:``
 with the reason for one whose CPU grading is a slow duplicate of what another case or test covers
 (``make test-all`` grades it on the CPU, ``make test`` does not; the GPU run grades it). Each submission
 is a whole learner file, self-contained on purpose (the grader ships one file to its child
@@ -90,7 +92,7 @@ def _parse(path: Path) -> Case:
         entry=fields.get("entry", problem.split(".")[1]),
         timeout=float(fields["timeout"]) if "timeout" in fields else None,
         speed_at_most=float(fields["speed_at_most"]) if "speed_at_most" in fields else None,
-        alone=fields.get("alone") == "yes",
+        alone=fields.get("alone") == "yes" or expect == ("PASS",),
         says=fields.get("says"),
         slow=fields.get("slow"),
     )

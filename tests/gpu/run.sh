@@ -98,9 +98,11 @@ has bench && has solutions && step bench "$PY" -m autograder bench --from "$WORK
 # EXERCISES_K narrows it as SOLUTIONS_K does the solutions (e.g. to the acts whose solutions changed).
 has exercises && step pytest-exercises-gpu timeout "${EXERCISES_S:-240}" "${PYTEST[@]}" -m gpu -n $((${EXERCISES_N:-8} * NGPU)) -v -k "(test_untouched_exercise or test_exact_solution) and (${EXERCISES_K:-not nothing})" tests/gpu/test_notebooks_gpu.py
 # The isolation tests (a crash, a leak, an endless kernel, then an honest grading) read the GPU's
-# free memory and time, so they run alone, before the verdicts. -v prints each verdict as it
+# free memory and time, so they run alone, before the verdicts; so do the cases that load the GPU
+# beyond their calls and those that must PASS (tests/adversarial/cases.py: three gradings on one
+# H200 rejected two honest vector adds whose windows held the others' GPU work). -v prints each verdict as it
 # finishes, so a step cut off by its limit still names its failures.
-has adversarial && step pytest-isolation-gpu timeout "${ISOLATION_S:-240}" "${PYTEST[@]}" "${SPREAD[@]}" -m gpu -v -k "not test_verdict_on_gpu" tests/adversarial
+has adversarial && step pytest-isolation-gpu timeout "${ISOLATION_S:-420}" "${PYTEST[@]}" "${SPREAD[@]}" -m gpu -v -k "not test_verdict_on_gpu" tests/adversarial
 # ADVERSARIAL_K narrows the verdicts (a -k expression: 156 of them took more than 350 s on two H100s);
 # each verdict and its explanation is kept in verdicts/ of the archive as soon as it is known.
 has adversarial && step pytest-adversarial-gpu timeout "${ADVERSARIAL_S:-300}" "${PYTEST[@]}" -m gpu -n $((${ADVERSARIAL_N:-6} * NGPU)) -v -k "test_verdict_on_gpu and (${ADVERSARIAL_K:-not nothing})" tests/adversarial
