@@ -61,9 +61,17 @@ class MeasuredProblem:
     speed_points: float = 0.0
     notes: dict = field(default_factory=dict)
     measure: Callable[[MeasuredOp, str], Any] | None = None
-    needs_gpu_reason: str = "times operations on an NVIDIA GPU and compares your numbers with the grader's own measurement of that GPU"
+    needs_gpu_reason: str = ""
     compute_dtype: str = "float32"
     kind: ClassVar[str] = "measured"
+
+    def __post_init__(self) -> None:
+        if not self.needs_gpu_reason:
+            self.needs_gpu_reason = (
+                "holds your predictions against the grader's timing of the same operations on an NVIDIA GPU"
+                if self.predicts
+                else "times operations on an NVIDIA GPU and compares your numbers with the grader's own measurement of that GPU"
+            )
 
     @property
     def predicts(self) -> bool:
