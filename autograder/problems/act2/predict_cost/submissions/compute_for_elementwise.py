@@ -1,5 +1,6 @@
 # expect: FAIL
 # devices: cpu cuda
+# entry: predict
 # says: limit is 'compute'
 # Every large operation called compute-bound, the elementwise add and the transpose included.
 def predict(operation: dict, peak_flops: float, bandwidth: float) -> dict:

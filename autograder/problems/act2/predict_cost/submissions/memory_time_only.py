@@ -1,5 +1,6 @@
 # expect: FAIL
 # devices: cpu cuda
+# entry: predict
 # says: seconds is
 # The time is the bytes at the bandwidth, whatever the FLOPs: the matmul's compute term is dropped.
 def predict(operation: dict, peak_flops: float, bandwidth: float) -> dict:

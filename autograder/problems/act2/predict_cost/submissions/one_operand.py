@@ -1,5 +1,6 @@
 # expect: FAIL
 # devices: cpu cuda
+# entry: predict
 # says: bytes is
 # The add's bytes count one input and the output: the second operand is forgotten.
 def predict(operation: dict, peak_flops: float, bandwidth: float) -> dict:

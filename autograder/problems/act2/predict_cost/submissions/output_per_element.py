@@ -1,5 +1,6 @@
 # expect: FAIL
 # devices: cpu cuda
+# entry: predict
 # says: bytes is
 # The row sum writes a whole matrix instead of one total per row.
 def predict(operation: dict, peak_flops: float, bandwidth: float) -> dict:

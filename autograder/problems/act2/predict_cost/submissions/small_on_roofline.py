@@ -1,5 +1,6 @@
 # expect: FAIL
 # devices: cpu cuda
+# entry: predict
 # says: expected 'overhead'
 # The roofline taken at its word for the small operations too: never "overhead".
 def predict(operation: dict, peak_flops: float, bandwidth: float) -> dict:

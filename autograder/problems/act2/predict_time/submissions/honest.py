@@ -1,5 +1,6 @@
 # expect: PASS
 # devices: cuda
+# entry: predict
 # The reference prediction, judged against the grader's timing of this GPU.
 def predict(operation: dict, peak_flops: float, bandwidth: float) -> dict:
     element = {"float16": 2, "bfloat16": 2, "float32": 4}[operation["dtype"]]

@@ -1,5 +1,6 @@
 # expect: REJECT
 # devices: cuda
+# entry: predict
 # says: launched
 # Counts and roofline time right, but the limit read off a clock: the operation is built from its
 # description on the GPU, timed, and called overhead-bound when it ran ten times slower than its roofline.

@@ -1,5 +1,6 @@
 # expect: REJECT FAIL
 # devices: cuda
+# entry: predict
 # The time measured instead of predicted: the operation built from its description on the GPU and
 # timed. Refused for the kernels it launched; were it not, its seconds are no roofline time.
 import torch
