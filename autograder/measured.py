@@ -23,12 +23,15 @@ from typing import Any, ClassVar
 # still catches a missing synchronisation (a factor of 10 or more) or a compile counted in.
 TIME_AGREEMENT = 1.25
 REFERENCE_CALLS = 15
+# The arguments that hand the learner a callable it can run (and time).
+OPERATION_ARGUMENTS = ("op", "step", "op_doubled")
 
 
 @dataclass
 class MeasuredOp:
     """One operation the learner measures: ``call()`` runs it once on the device; ``doubled()``,
-    when present, runs the same operation on twice the work."""
+    when present, runs the same operation on twice the work. ``operation`` says what it computes as
+    plain data (its kind, sizes and dtype), for an exercise that predicts instead of measuring."""
 
     name: str
     call: Callable[[], Any]
@@ -36,6 +39,7 @@ class MeasuredOp:
     bytes_moved: float
     dtype: str = "float32"
     doubled: Callable[[], Any] | None = None
+    operation: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -57,8 +61,23 @@ class MeasuredProblem:
     speed_points: float = 0.0
     notes: dict = field(default_factory=dict)
     measure: Callable[[MeasuredOp, str], Any] | None = None
-    needs_gpu_reason: str = "times operations on an NVIDIA GPU and compares your numbers with the grader's own measurement of that GPU"
+    needs_gpu_reason: str = ""
+    compute_dtype: str = "float32"
     kind: ClassVar[str] = "measured"
+
+    def __post_init__(self) -> None:
+        if not self.needs_gpu_reason:
+            self.needs_gpu_reason = (
+                "holds your predictions against the grader's timing of the same operations on an NVIDIA GPU"
+                if self.predicts
+                else "times operations on an NVIDIA GPU and compares your numbers with the grader's own measurement of that GPU"
+            )
+
+    @property
+    def predicts(self) -> bool:
+        """The learner is handed no operation to run (only its description and the ceilings): the
+        answer is a prediction, and the judge refuses one that ran anything on the GPU."""
+        return not set(self.arguments) & set(OPERATION_ARGUMENTS)
 
     @property
     def max_points(self) -> float:
@@ -117,8 +136,17 @@ def check(problem, fn: Callable, device: str, entry: dict) -> list[dict]:
 
 
 def _arguments(problem, op: MeasuredOp, peak: float, bandwidth: float) -> list:
-    available = {"op": op.call, "step": op.call, "op_doubled": op.doubled, "flops": op.flops, "bytes_moved": op.bytes_moved, "peak_flops": peak, "bandwidth": bandwidth}
+    available = {"op": op.call, "step": op.call, "op_doubled": op.doubled, "operation": op.operation, "flops": op.flops, "bytes_moved": op.bytes_moved, "peak_flops": peak, "bandwidth": bandwidth}
     return [available[name] for name in problem.arguments]
+
+
+def ran_while_predicting(kernels: list[dict]) -> str:
+    """Why a prediction that launched GPU kernels is refused."""
+    names = ", ".join(k["name"][:60] for k in kernels[:3])
+    return (
+        f"your prediction launched {sum(k['calls'] for k in kernels)} GPU kernels ({names}): a prediction is worked out "
+        "from the operation's description and the ceilings, before anything runs; the grader does the measuring"
+    )
 
 
 def ms(seconds: float) -> str:

@@ -119,7 +119,7 @@ class WorkerCalls:
 
     def _measured_arguments(self, index: int, scalars: dict) -> dict:
         op = self.ops[index]
-        available = {"op": op.call, "step": op.call, "op_doubled": op.doubled, **scalars}
+        available = {"op": op.call, "step": op.call, "op_doubled": op.doubled, "operation": op.operation, **scalars}
         return {name: available[name] for name in self.arguments}
 
     def watch_kernels(self, request: dict) -> dict:

@@ -11,7 +11,8 @@ A spec's ``kind`` (default "kernel") says which of the grader's three kinds of p
   ``describe_case`` (how the report names a case whose arguments are too long to print);
   the spec may set ``rel_tol`` (autograder.python_problems.ExactProblem).
 - "measured": a Python answer checked against the grader's own measurement on this GPU; the spec
-  names the function's ``arguments``, ``reference.py`` defines ``make_ops`` and ``judge``
+  names the function's ``arguments`` and may set ``compute_dtype`` (the matmul ceiling the judge
+  measures, float32 unless set), ``reference.py`` defines ``make_ops`` and ``judge``
   (autograder.measured.MeasuredProblem).
 """
 
@@ -40,7 +41,7 @@ TABLES = {"sizes": {"test", "cpu_test", "bench"}, "speed": {"metric", "zero_at",
 REQUIRED_FUNCTIONS = ("make_inputs", "reference", "library", "bytes_moved", "flops")
 OPTIONAL_FUNCTIONS = ("describe_size", "baseline", "extra_libraries")
 # The Python exercises' specs: what each kind may say, and what its reference.py defines.
-ANSWER_KEYS = {"exact": {"kind", "name", "title", "notebook", "function", "rel_tol"}, "measured": {"kind", "name", "title", "notebook", "function", "arguments"}}
+ANSWER_KEYS = {"exact": {"kind", "name", "title", "notebook", "function", "rel_tol"}, "measured": {"kind", "name", "title", "notebook", "function", "arguments", "compute_dtype"}}
 ANSWER_FUNCTIONS = {"exact": ("make_cases", "reference"), "measured": ("make_ops", "judge")}
 ANSWER_OPTIONAL_FUNCTIONS = {"exact": ("judge", "describe_case"), "measured": ()}
 ANSWER_CLASSES = {"exact": ExactProblem, "measured": MeasuredProblem}

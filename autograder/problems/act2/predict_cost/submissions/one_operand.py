@@ -1,0 +1,27 @@
+# expect: FAIL
+# devices: cpu cuda
+# entry: predict
+# says: bytes is
+# The add's bytes count one input and the output: the second operand is forgotten.
+def predict(operation: dict, peak_flops: float, bandwidth: float) -> dict:
+    element = {"float16": 2, "bfloat16": 2, "float32": 4}[operation["dtype"]]
+    kind = operation["op"]
+    if kind == "add":
+        n = operation["n"]
+        flops, elements = n, 2 * n
+    elif kind == "matmul":
+        m, n, k = operation["m"], operation["n"], operation["k"]
+        flops, elements = 2 * m * n * k, m * k + k * n + m * n
+    elif kind == "transpose":
+        flops, elements = 0, 2 * operation["rows"] * operation["cols"]
+    else:
+        rows, cols = operation["rows"], operation["cols"]
+        flops, elements = rows * cols, rows * cols + rows
+    bytes_moved = elements * element
+    compute_s, memory_s = flops / peak_flops, bytes_moved / bandwidth
+    seconds = max(compute_s, memory_s)
+    if seconds < 5e-6:
+        limit = "overhead"
+    else:
+        limit = "compute" if compute_s >= memory_s else "memory"
+    return {"bytes": bytes_moved, "flops": flops, "seconds": seconds, "limit": limit}
