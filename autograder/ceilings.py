@@ -152,25 +152,38 @@ def compute_peak(entry: dict, dtype: str = "float32") -> float:
     return float(next(iter(matmul.values()))["flop_per_s"])
 
 
-def measure_for(compute_dtype: str) -> dict:
+def measure_for(compute_dtype: str, *more_dtypes: str) -> dict:
     """The ceilings one grading needs, measured by the judge in that grading: the copy bandwidth and
-    the matmul rate of ``compute_dtype`` (the physical floor and the roofline use nothing else).
-    The cache that ``doctor`` fills is never read for a grade: it lies where the learner can write."""
+    the matmul rate of ``compute_dtype`` (the physical floor and the roofline use nothing else), and
+    of ``more_dtypes`` for a problem whose operations are held against several (Act 2's measured
+    points: a float32 and a bfloat16 matmul). The cache that ``doctor`` fills is never read for a
+    grade: it lies where the learner can write."""
     props = torch.cuda.get_device_properties(0)
     entry = {"version": CACHE_VERSION, "device": props.name, "key": device_key(), "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "copy": measure_copy_bandwidth(), "matmul": {}}
+    for wanted in dict.fromkeys((compute_dtype, *more_dtypes)):
+        dtype = _runnable(wanted, props)
+        if dtype not in entry["matmul"]:
+            entry["matmul"][dtype] = _measure_matmul_of(dtype, props)
+    # Give the buffers back: the workers need the memory more than the judge's allocator does.
+    torch.cuda.empty_cache()
+    return entry
+
+
+def _runnable(compute_dtype: str, props) -> str:
+    """The dtype whose matmul rate stands for ``compute_dtype`` on this GPU (its nearest one that runs)."""
     dtype = compute_dtype if compute_dtype in ("float32", "tf32", "bfloat16", "float16", "float8_e4m3fn") else "float32"
     if dtype == "float8_e4m3fn" and (props.major, props.minor) < (8, 9):
         dtype = "float16"
     if dtype in ("bfloat16", "tf32") and props.major < 8:
         dtype = "float16" if dtype == "bfloat16" else "float32"
+    return dtype
+
+
+def _measure_matmul_of(dtype: str, props) -> dict:
     if dtype == "float8_e4m3fn":
-        entry["matmul"][dtype] = measure_fp8_matmul(8192)
-    elif dtype == "tf32":
-        entry["matmul"][dtype] = measure_matmul(torch.float32, 4096, tf32=True)
-    elif dtype == "float32":
-        entry["matmul"][dtype] = measure_matmul(torch.float32, 4096)
-    else:
-        entry["matmul"][dtype] = measure_matmul(getattr(torch, dtype), 8192 if props.major >= 8 else 4096)
-    # Give the buffers back: the workers need the memory more than the judge's allocator does.
-    torch.cuda.empty_cache()
-    return entry
+        return measure_fp8_matmul(8192)
+    if dtype == "tf32":
+        return measure_matmul(torch.float32, 4096, tf32=True)
+    if dtype == "float32":
+        return measure_matmul(torch.float32, 4096)
+    return measure_matmul(getattr(torch, dtype), 8192 if props.major >= 8 else 4096)

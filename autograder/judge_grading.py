@@ -84,7 +84,7 @@ class Grading:
             if self.device == "cuda" and kind in ("kernel", "measured"):
                 from . import ceilings
 
-                self.result.ceilings = ceilings.measure_for(getattr(self.problem, "compute_dtype", "float32"))
+                self.result.ceilings = ceilings.measure_for(getattr(self.problem, "compute_dtype", "float32"), *getattr(self.problem, "ceiling_dtypes", ()))
                 self.stage("ceilings")
             if timed:
                 self._calibrate("before")

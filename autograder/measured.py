@@ -63,6 +63,8 @@ class MeasuredProblem:
     measure: Callable[[MeasuredOp, str], Any] | None = None
     needs_gpu_reason: str = ""
     compute_dtype: str = "float32"
+    # The matmul rates its operations are held against besides compute_dtype's (each op's dtype).
+    ceiling_dtypes: tuple = ()
     kind: ClassVar[str] = "measured"
 
     def __post_init__(self) -> None:

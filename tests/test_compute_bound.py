@@ -215,3 +215,24 @@ def test_the_benchmark_builds_its_tables_from_recorded_gradings(tmp_path, monkey
     assert "| `act0.vector_add` | 33,554,432 |" in table and "95.0% of copy" in table and "| yes |" in table
     assert "no graded result was recorded" in table
     assert (out / "bench-a-test-gpu.json").exists() and (out / "act0.vector_add-roofline.png").exists()
+
+
+def test_a_problem_with_operations_of_several_dtypes_gets_each_ones_ceiling(monkeypatch):
+    """Act 2's measured points hold a bfloat16 matmul against the bfloat16 rate, not float32's (it
+    read 1428% of its roof against the float32 rate on an H200)."""
+    import types
+
+    from autograder import ceilings
+
+    measured = []
+    monkeypatch.setattr(ceilings, "measure_copy_bandwidth", lambda: {"bytes_per_s": 4e12})
+    monkeypatch.setattr(ceilings, "measure_matmul", lambda dtype, n, tf32=False: measured.append((dtype, tf32)) or {"flop_per_s": 1.0, "n": n})
+    monkeypatch.setattr(ceilings, "device_key", lambda: "test")
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda _: types.SimpleNamespace(name="test", major=9, minor=0))
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    problem = registry.get("act2.measure_point")
+    entry = ceilings.measure_for(problem.compute_dtype, *problem.ceiling_dtypes)
+    assert set(entry["matmul"]) == {"float32", "bfloat16"}
+    assert measured == [(torch.float32, False), (torch.bfloat16, False)]
+    old = types.SimpleNamespace(name="T4", major=7, minor=5)
+    assert ceilings._runnable("bfloat16", old) == "float16" and ceilings._runnable("tf32", old) == "float32"

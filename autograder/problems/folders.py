@@ -12,7 +12,8 @@ A spec's ``kind`` (default "kernel") says which of the grader's three kinds of p
   the spec may set ``rel_tol`` (autograder.python_problems.ExactProblem).
 - "measured": a Python answer checked against the grader's own measurement on this GPU; the spec
   names the function's ``arguments`` and may set ``compute_dtype`` (the matmul ceiling the judge
-  measures, float32 unless set), ``reference.py`` defines ``make_ops`` and ``judge``
+  measures, float32 unless set) and ``ceiling_dtypes`` (more matmul ceilings, for operations of
+  other dtypes), ``reference.py`` defines ``make_ops`` and ``judge``
   (autograder.measured.MeasuredProblem).
 """
 
@@ -41,7 +42,7 @@ TABLES = {"sizes": {"test", "cpu_test", "bench"}, "speed": {"metric", "zero_at",
 REQUIRED_FUNCTIONS = ("make_inputs", "reference", "library", "bytes_moved", "flops")
 OPTIONAL_FUNCTIONS = ("describe_size", "baseline", "extra_libraries")
 # The Python exercises' specs: what each kind may say, and what its reference.py defines.
-ANSWER_KEYS = {"exact": {"kind", "name", "title", "notebook", "function", "rel_tol"}, "measured": {"kind", "name", "title", "notebook", "function", "arguments", "compute_dtype"}}
+ANSWER_KEYS = {"exact": {"kind", "name", "title", "notebook", "function", "rel_tol"}, "measured": {"kind", "name", "title", "notebook", "function", "arguments", "compute_dtype", "ceiling_dtypes"}}
 ANSWER_FUNCTIONS = {"exact": ("make_cases", "reference"), "measured": ("make_ops", "judge")}
 ANSWER_OPTIONAL_FUNCTIONS = {"exact": ("judge", "describe_case"), "measured": ()}
 ANSWER_CLASSES = {"exact": ExactProblem, "measured": MeasuredProblem}
@@ -102,8 +103,9 @@ def _load_answer(folder: Path, path: Path, spec: dict, kind: str):
     if missing:
         raise SpecError(f"{folder / 'reference.py'} must define {', '.join(missing)}")
     fields = {key: spec[key] for key in ANSWER_KEYS[kind] - {"kind"} if key in spec}
-    if "arguments" in fields:
-        fields["arguments"] = tuple(fields["arguments"])
+    for listed in ("arguments", "ceiling_dtypes"):
+        if listed in fields:
+            fields[listed] = tuple(fields[listed])
     if "correctness" in points:
         fields["correctness_points"] = float(points["correctness"])
     fields.update({name: getattr(module, name) for name in ANSWER_FUNCTIONS[kind]})
