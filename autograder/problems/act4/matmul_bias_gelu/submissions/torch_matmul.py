@@ -1,7 +1,6 @@
 # expect: REJECT
 # devices: cpu cuda
 # entry: matmul_bias_gelu
-# says: PyTorch operators
 # cuBLAS does the product (x @ w) and only the epilogue is a Triton kernel of the learner's.
 import torch
 import triton
