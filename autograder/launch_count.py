@@ -18,7 +18,7 @@ def _too_many(per_call: float, limit: int, where: str) -> dict:
     return {
         "ok": False,
         "message": f"your kernels were launched {per_call:g} times per call ({where}); this exercise allows {limit}: "
-        "every stage must run inside the same launch, separated by a grid barrier, not by a kernel boundary",
+        "every stage must run inside the same launch (fused into one kernel, or separated by a grid barrier), not in a kernel of its own",
     }
 
 

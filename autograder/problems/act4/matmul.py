@@ -26,7 +26,8 @@ its inputs to float16 or TF32 (10 mantissa bits) is still 5x to 50x beyond it.
 The Triton matmul is two problems, ``act4.matmul_bf16`` and ``act4.matmul_fp16``, graded on the same
 function from one notebook: the output dtype, the tolerance's units in the last place and the
 measured matmul ceiling that sets the physical floor all depend on the dtype, and each of them is
-one field of a problem.
+one field of a problem. ``act4.matmul_bias_gelu`` (the same product in bf16 with a bias and a GELU
+fused into its epilogue) reuses the sizes, the float64 product, the traffic and the FLOPs below.
 """
 
 from __future__ import annotations
