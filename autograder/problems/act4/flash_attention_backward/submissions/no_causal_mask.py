@@ -10,18 +10,20 @@ import triton
 import triton.language as tl
 
 
-def backward_configs(block_m: int, block_n: int, wide: str):
-    """Tile shapes the autotuner tries on a GPU for one of the two main kernels (``wide`` names the
-    block that is large: the one each program owns); under the Triton interpreter, one small one."""
+def backward_configs(owner: str):
+    """Tile shapes the autotuner tries, as (owned, streamed) rows: ``owner`` names the block each
+    program keeps ("N": a tile of keys, "M": a tile of queries) while tiles of the other stream past
+    it. Under the Triton interpreter, one small one."""
     if os.environ.get("TRITON_INTERPRET") == "1":
-        return [triton.Config({"BLOCK_M": block_m, "BLOCK_N": block_n}, num_warps=4, num_stages=1)]
-    # The block a program owns stays in registers for the whole loop (K and V and their fp32
-    # gradients, or Q, dO and dQ): 128 rows of it amortise each streamed tile over 128 rows.
-    shapes = [(128, 32), (128, 64), (64, 64)]
+        shapes, schedules = [(32, 16)], [(4, 1)]
+    else:
+        # The owned tile and its fp32 gradient stay in registers for the whole loop: 128 rows of it
+        # amortise each streamed tile, loaded from L2 or HBM, over 128 rows.
+        shapes, schedules = [(64, 64), (128, 32), (128, 64)], [(4, 3), (8, 2)]
     return [
-        triton.Config({"BLOCK_M": own, "BLOCK_N": streamed} if wide == "M" else {"BLOCK_M": streamed, "BLOCK_N": own}, num_warps=warps, num_stages=stages)
-        for own, streamed in shapes
-        for warps, stages in ((4, 3), (8, 2))
+        triton.Config({"BLOCK_N": owned, "BLOCK_M": streamed} if owner == "N" else {"BLOCK_M": owned, "BLOCK_N": streamed}, num_warps=warps, num_stages=stages)
+        for owned, streamed in shapes
+        for warps, stages in schedules
     ]
 
 
@@ -86,7 +88,7 @@ def dk_dv_block_loop(
     return dk, dv
 
 
-@triton.autotune(configs=backward_configs(16, 32, "N"), key=["S", "HEAD_DIM", "CAUSAL"], prune_configs_by={"early_config_prune": prune_short_sequences})
+@triton.autotune(configs=backward_configs("N"), key=["S", "HEAD_DIM", "CAUSAL"], prune_configs_by={"early_config_prune": prune_short_sequences})
 @triton.jit
 def dk_dv_kernel(
     q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dk_ptr, dv_ptr, qk_scale, sm_scale, S,
@@ -157,7 +159,7 @@ def dq_block_loop(
     return dq
 
 
-@triton.autotune(configs=backward_configs(32, 16, "M"), key=["S", "HEAD_DIM", "CAUSAL"], prune_configs_by={"early_config_prune": prune_short_sequences})
+@triton.autotune(configs=backward_configs("M"), key=["S", "HEAD_DIM", "CAUSAL"], prune_configs_by={"early_config_prune": prune_short_sequences})
 @triton.jit
 def dq_kernel(
     q_ptr, k_ptr, v_ptr, do_ptr, lse_ptr, delta_ptr, dq_ptr, qk_scale, sm_scale, S,
