@@ -104,11 +104,17 @@ def library_for(baseline: Callable[..., Baseline]) -> Callable[..., torch.Tensor
     return library
 
 
-def flops(size: tuple) -> float:
+def score_matmul_flops(size: tuple, matmuls: int) -> float:
+    """FLOPs of ``matmuls`` products of 2*S*S*D each per head (one operand or the result S x S);
+    a causal mask skips the half above the diagonal."""
     b, h, s, d, causal = size
-    # Two matmuls (Q K^T and P V) of 2*S*S*D FLOPs each per head; a causal mask skips half.
-    full = 4.0 * b * h * s * s * d
+    full = 2.0 * matmuls * b * h * s * s * d
     return full / 2 if causal else full
+
+
+def flops(size: tuple) -> float:
+    # Two matmuls: Q K^T and P V.
+    return score_matmul_flops(size, 2)
 
 
 def bytes_moved(size: tuple) -> float:

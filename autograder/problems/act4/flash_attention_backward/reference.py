@@ -172,11 +172,10 @@ def library(q, k, v, o, lse, do, causal: bool) -> torch.Tensor:
 
 
 def flops(size: tuple) -> float:
-    b, h, s, d, causal = size
-    # Five matmuls of 2*S*S*D FLOPs per head: Q K^T again (P is recomputed, not stored), dV = P^T dO,
-    # dP = dO V^T, dQ = dS K and dK = dS^T Q; 2.5 times the forward's two. A causal mask skips half.
-    full = 10.0 * b * h * s * s * d
-    return full / 2 if causal else full
+    # Five matmuls: Q K^T again (P is recomputed, not stored), dV = P^T dO, dP = dO V^T, dQ = dS K
+    # and dK = dS^T Q; 2.5 times the forward's two. A solution that recomputes more (a separate dQ
+    # kernel does Q K^T and dO V^T twice) is charged for the minimum.
+    return attention.score_matmul_flops(size, 5)
 
 
 def bytes_moved(size: tuple) -> float:
