@@ -119,7 +119,9 @@ def _runs(backward: Callable, device: str) -> bool:
         if device.startswith("cuda"):
             torch.cuda.synchronize(device)
         return True
-    except RuntimeError:
+    # A backend's refusal is a RuntimeError; an operator whose signature changed between PyTorch
+    # versions refuses its arguments with a TypeError or ValueError: either way, it does not run here.
+    except (RuntimeError, TypeError, ValueError):
         return False
 
 
