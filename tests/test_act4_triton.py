@@ -75,6 +75,54 @@ def test_the_matmuls_and_attention_test_what_they_must():
     assert causal.baseline_for("cpu").speed_scale is causal.speed_scale
 
 
+def test_the_attention_backward_tests_what_it_must():
+    bw, fa = registry.get("act4.flash_attention_backward"), registry.get("act4.flash_attention")
+    # Five matmuls to the forward's two, half of them under the mask; the minimum traffic: five bf16
+    # tensors read, three written, L read in float32.
+    size = (2, 3, 128, 64, False)
+    assert bw.flops(size) == 2.5 * fa.flops(size) == 2 * bw.flops((*size[:4], True))
+    assert bw.bytes_moved((1, 1, 10, 64, False)) == 8 * 10 * 64 * 2 + 10 * 4
+    assert {s[2] for s in bw.test_sizes} >= {1, 17, 127, 129, 1000}
+    for sizes in (bw.test_sizes, bw.cpu_test_sizes, bw.bench_sizes):
+        assert {s[3] for s in sizes} == {64, 128} and {s[4] for s in sizes} == {False, True}
+    assert (bw.out_dtype, bw.compute_dtype, bw.solution_target) == ("bfloat16", "bfloat16", 1.0)
+    assert bw.speed_scale.metric.name == "library_ratio" and bw.speed_scale.full_at == fa.speed_scale.full_at
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_the_attention_backward_reference_is_the_float64_gradient(causal):
+    import torch
+
+    from autograder.problems.act4.flash_attention_backward import reference as backward
+
+    p = registry.get("act4.flash_attention_backward")
+    inputs = p.make_inputs((2, 2, 33, 64, causal), 3, "cpu")
+    leaves = [inputs[name].double().requires_grad_() for name in ("q", "k", "v")]
+    out = torch.nn.functional.scaled_dot_product_attention(*leaves, is_causal=causal)
+    out.backward(inputs["do"].double())
+    expected = torch.stack([leaf.grad for leaf in leaves])
+    assert torch.allclose(p.reference(**inputs), expected, rtol=1e-9, atol=1e-12)
+    # What the forward saved: O to bf16's rounding, L the logsumexp of each row of the scaled scores.
+    assert inputs["o"].dtype == torch.bfloat16 and torch.allclose(inputs["o"].double(), out, rtol=2**-8, atol=1e-3)
+    scores = leaves[0] @ leaves[1].transpose(-1, -2) / 8.0
+    if causal:
+        scores = scores.masked_fill(torch.ones(33, 33, dtype=torch.bool).triu(1), float("-inf"))
+    assert inputs["lse"].dtype == torch.float32 and torch.allclose(inputs["lse"].double(), torch.logsumexp(scores, -1), atol=1e-5)
+    # The library is the flash backward on a CPU too, stacked like the learner's output, and what the
+    # helper times of it is the backward alone, handing back dQ.
+    baseline = p.baseline_for("cpu")
+    assert baseline.label == p.library_name and baseline.speed_scale is p.speed_scale and baseline.extra_libraries == ()
+    library = p.library(**inputs)
+    assert library.shape == (3, 2, 2, 33, 64) and library.dtype == torch.bfloat16
+    assert (library.double() - expected).abs().max() < 0.05
+    with torch.profiler.profile() as profile:
+        timed = baseline.run(**inputs)
+    assert torch.equal(timed, backward.flash_backward(**inputs)[0])
+    ran = {event.name for event in profile.events()}
+    assert "aten::_scaled_dot_product_flash_attention_for_cpu_backward" in ran
+    assert "aten::_scaled_dot_product_flash_attention_for_cpu" not in ran and "aten::stack" not in ran
+
+
 def test_the_online_softmax_needs_one_pass_over_rows_longer_than_any_block():
     from triton.language import TRITON_MAX_TENSOR_NUMEL
 

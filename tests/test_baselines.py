@@ -142,3 +142,20 @@ def test_the_library_helper_runs_the_baseline_the_judge_labels():
     module = library_helper.SOURCE.format(name="act4.flash_attention", names=["q", "k", "v", "causal"])
     assert "_baseline = _problem.baseline_for(" in module and "_baseline.run(" in module
     assert "enumerate(_baseline.extra_libraries)" in module
+
+
+def test_the_attention_backward_baseline_is_the_flash_backward_alone_or_says_what_ran(no_flash):
+    """The backward's baseline follows the forward's: where the flash backend does not run, autograd
+    through the backend that does, its forward included, labelled as such and not graded."""
+    from autograder.problems.act4.flash_attention_backward import reference as backward
+
+    inputs = backward.make_inputs((1, 2, 33, 64, True), 0, "cpu")
+    baseline = backward.baseline("cpu")
+    assert baseline.label == "SDPA math backend, forward and backward by autograd (no flash backend here)"
+    assert baseline.speed_scale is None and "not graded" in baseline.note and "includes a forward pass" in baseline.note
+    leaves = [inputs[name].detach().requires_grad_() for name in ("q", "k", "v")]
+    with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):
+        out = torch.nn.functional.scaled_dot_product_attention(*leaves, is_causal=True)
+    expected = torch.autograd.grad(out, leaves, inputs["do"])
+    assert torch.equal(baseline.run(**inputs), expected[0])
+    assert torch.equal(backward.library(**inputs), torch.stack(expected))

@@ -25,18 +25,35 @@ HEAD_DIMS = (64, 128)
 # The targets are ratios to SDPA's flash backend (FlashAttention-2), measured against it on an H100
 # and an H200; the backends after it are what SDPA runs where flash does not (a T4, a build without it).
 BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "MATH")
-# How many heads the float64 reference computes at a time (an S x S float64 block per head).
+# How many heads the float64 references compute at a time (a few S x S float64 blocks per head).
 _REFERENCE_BYTES = 1 << 30
 
 
-def make_inputs(size: tuple, seed: int, device: str) -> dict:
-    b, h, s, d, causal = size
+def bf16_tensors(size: tuple, seed: int, device: str, names: tuple[str, ...]) -> dict[str, torch.Tensor]:
+    """One standard normal (B, H, S, D) bf16 tensor per name, drawn from the seed in that order."""
+    b, h, s, d, _ = size
     generator = torch.Generator(device=device).manual_seed(seed)
+    return {name: torch.randn(b, h, s, d, generator=generator, device=device, dtype=torch.float32).to(torch.bfloat16) for name in names}
 
-    def one() -> torch.Tensor:
-        return torch.randn(b, h, s, d, generator=generator, device=device, dtype=torch.float32).to(torch.bfloat16)
 
-    return {"q": one(), "k": one(), "v": one(), "causal": bool(causal)}
+def make_inputs(size: tuple, seed: int, device: str) -> dict:
+    return {**bf16_tensors(size, seed, device, ("q", "k", "v")), "causal": bool(size[4])}
+
+
+def head_chunks(heads: int, s: int, blocks: int) -> list[slice]:
+    """Slices of the B*H heads small enough that ``blocks`` S x S float64 blocks per head of a slice
+    fit in _REFERENCE_BYTES (at least one head per slice)."""
+    step = max(1, _REFERENCE_BYTES // (blocks * 8 * s * s))
+    return [slice(start, start + step) for start in range(0, heads, step)]
+
+
+def scores(q: torch.Tensor, k: torch.Tensor, causal: bool, dtype: torch.dtype) -> torch.Tensor:
+    """q k^T / sqrt(D) in ``dtype`` for heads q, k of shape (n, S, D); -inf above the diagonal when causal."""
+    s, d = q.shape[-2:]
+    x = torch.matmul(q.to(dtype), k.to(dtype).transpose(-1, -2)) / math.sqrt(d)
+    if causal:
+        x.masked_fill_(torch.ones(s, s, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
+    return x
 
 
 def reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -> torch.Tensor:
@@ -44,15 +61,8 @@ def reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool) -
     b, h, s, d = q.shape
     q2, k2, v2 = (t.reshape(b * h, s, d) for t in (q, k, v))
     out = torch.empty(b * h, s, d, dtype=torch.float64, device=q.device)
-    step = max(1, _REFERENCE_BYTES // (3 * 8 * s * s))
-    mask = torch.ones(s, s, dtype=torch.bool, device=q.device).triu(1) if causal else None
-    for start in range(0, b * h, step):
-        chunk = slice(start, start + step)
-        scores = torch.matmul(q2[chunk].double(), k2[chunk].double().transpose(-1, -2)) / math.sqrt(d)
-        if mask is not None:
-            scores.masked_fill_(mask, float("-inf"))
-        out[chunk] = torch.matmul(torch.softmax(scores, dim=-1), v2[chunk].double())
-        del scores
+    for chunk in head_chunks(b * h, s, 3):
+        out[chunk] = torch.matmul(torch.softmax(scores(q2[chunk], k2[chunk], causal, torch.float64), dim=-1), v2[chunk].double())
     return out.reshape(b, h, s, d)
 
 
@@ -94,11 +104,17 @@ def library_for(baseline: Callable[..., Baseline]) -> Callable[..., torch.Tensor
     return library
 
 
-def flops(size: tuple) -> float:
+def score_matmul_flops(size: tuple, matmuls: int) -> float:
+    """FLOPs of ``matmuls`` products of 2*S*S*D each per head (one operand or the result S x S);
+    a causal mask skips the half above the diagonal."""
     b, h, s, d, causal = size
-    # Two matmuls (Q K^T and P V) of 2*S*S*D FLOPs each per head; a causal mask skips half.
-    full = 4.0 * b * h * s * s * d
+    full = 2.0 * matmuls * b * h * s * s * d
     return full / 2 if causal else full
+
+
+def flops(size: tuple) -> float:
+    # Two matmuls: Q K^T and P V.
+    return score_matmul_flops(size, 2)
 
 
 def bytes_moved(size: tuple) -> float:

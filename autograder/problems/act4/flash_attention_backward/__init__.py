@@ -1,0 +1,1 @@
+"""Act 4: FlashAttention's backward pass in Triton."""
