@@ -54,6 +54,25 @@ def measure_copy_bandwidth() -> dict:
     return {"bytes_per_s": moved / (ms * 1e-3), "buffer_bytes": src.numel() * src.element_size(), "median_ms": ms}
 
 
+def measure_streams() -> dict:
+    """The same buffer read only (a sum: one float written) and written only (a fill), for what a copy's
+    even mix of reads and writes does not say: kernels that mostly read (vector add reads two
+    streams for one written, a softmax-weighted sum reads two and writes a column) are not capped at
+    the copy's figure. Not a grading ceiling: ``doctor`` prints them beside the copy."""
+    free, _ = torch.cuda.mem_get_info()
+    nbytes = min(1 << 30, free // 8)
+    buffer = torch.randn(nbytes // 4, device="cuda")
+    total = torch.empty((), device="cuda")
+    rates = {}
+    for name, call in (("read", lambda: torch.sum(buffer, out=total)), ("write", lambda: buffer.fill_(1.0))):
+        for _ in range(3):
+            call()
+        torch.cuda.synchronize()
+        ms = statistics.median(_time_ms(call, 30))
+        rates[name] = {"bytes_per_s": buffer.numel() * buffer.element_size() / (ms * 1e-3), "median_ms": ms}
+    return rates
+
+
 def measure_matmul(dtype: torch.dtype, n: int, tf32: bool = False) -> dict:
     """cuBLAS on n x n x n, the rate a well-tuned dense kernel of this dtype can reach on this GPU."""
     a = torch.randn(n, n, device="cuda").to(dtype)
@@ -98,6 +117,7 @@ def measure() -> dict:
         "key": device_key(),
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "copy": measure_copy_bandwidth(),
+        "streams": measure_streams(),
         "matmul": {"float32": measure_matmul(torch.float32, 4096)},
     }
     matmul = result["matmul"]

@@ -35,6 +35,8 @@ def doctor(args) -> int:
         entry = ceilings.load(remeasure=args.remeasure)
         print(f"  ceilings  measured {entry['measured_at']} (cached in {ceilings.cache_dir()}; --remeasure to redo)")
         print(f"    copy bandwidth   {entry['copy']['bytes_per_s'] / 1e9:,.0f} GB/s (read + write, {entry['copy']['buffer_bytes'] / 2**20:,.0f} MiB buffer)")
+        for name, stream in entry.get("streams", {}).items():
+            print(f"    {name + ' only':<16} {stream['bytes_per_s'] / 1e9:,.0f} GB/s ({stream['bytes_per_s'] / entry['copy']['bytes_per_s']:.0%} of copy; not a grading ceiling)")
         for dtype, m in entry["matmul"].items():
             print(f"    {dtype + ' matmul':<16} {m['flop_per_s'] / 1e12:,.1f} TFLOP/s at n = {m['n']}")
     else:

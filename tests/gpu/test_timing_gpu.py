@@ -108,3 +108,13 @@ def test_the_judges_preparation_is_timed_at_the_gpus_pace():
     held, host_us = _cross_window(timer, launches, held=True)
     assert held.pre_us < 0.5 * unheld.pre_us, (held, unheld, host_us)
     assert held.pre_us < 0.5 * host_us, (held, host_us)
+
+
+def test_read_only_and_write_only_streams_are_measured_beside_the_copy():
+    """doctor's reading of why a kernel that mostly reads can pass 100% of copy: the same buffer read
+    only and written only, each a rate of the same order as the copy's."""
+    copy = ceilings.measure_copy_bandwidth()["bytes_per_s"]
+    streams = ceilings.measure_streams()
+    assert set(streams) == {"read", "write"}
+    for rate in streams.values():
+        assert 0.4 * copy < rate["bytes_per_s"] < 2.5 * copy, (streams, copy)
