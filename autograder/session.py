@@ -261,6 +261,13 @@ class Workers:
         self.learner = Session("learner", device, *self._folder("learner"), warm_profiler=warm_profiler, fork=fork)
         self.helper = Session("library", device, *self._folder("library")) if helper else None
 
+    def learner_without_gpu(self) -> None:
+        """A prediction's learner (autograder.measured: handed no operation, only its description):
+        its worker started again on the CPU with no GPU visible, so nothing the learner's code runs,
+        at import or when answering, can time the operations it is asked to predict."""
+        self.learner.end(spare=(self.helper.process.pid,) if self.helper is not None else ())
+        self.learner = Session("learner", "cpu", *self._folder("learner"))
+
     def _folder(self, role: str) -> tuple[str, str]:
         folder = os.path.join(self.workdir, role)
         os.makedirs(folder, exist_ok=True)

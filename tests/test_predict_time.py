@@ -1,7 +1,7 @@
 """Predict, then measure (act2.predict_cost, act2.predict_time): the exact cases are clear-cut, and the
 measured judge, given synthetic grader times, applies its thresholds (within 1.5x, ten times the
 roofline time for overhead), refuses a time that is not the arithmetic of the prediction's own counts,
-and the judge's grading refuses a prediction that launched GPU kernels. The GPU run grades the same
+and on a GPU the judge runs a prediction's learner with no GPU visible. The GPU run grades the same
 function on the real operations (the submissions beside the problems)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from autograder import answers, registry
+from autograder import registry
 from autograder.problems.act2 import predictions
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -135,26 +135,34 @@ def test_only_a_problem_that_hands_over_no_operation_predicts():
         assert not registry.get(name).predicts and registry.get(name).compute_dtype == "float32"
 
 
-def test_a_prediction_that_launched_kernels_is_refused_before_anything_is_judged():
-    """The judge's grading on a GPU: the profiler around the answers saw kernels, so the grading ends
-    with REJECT and nothing is timed (here the operations are never built)."""
-    asked, watched, ended, verdict = [], [], [], {}
-    learner = SimpleNamespace(ask=lambda request, payload, timeout: asked.append(request) or ({"answer": None}, b""), end=lambda: ended.append(True))
+def test_a_predictions_learner_runs_with_no_gpu_visible(monkeypatch, tmp_path):
+    """On a GPU the judge's workers start before the job is known; for a prediction the learner's is
+    started again on the CPU (CUDA_VISIBLE_DEVICES empty), the trusted helper spared; a measurement
+    keeps its GPU worker."""
+    from autograder import judge_grading, session
 
-    def watch(session, phase, action):
-        watched.append(action)
-        return {"kernels": [{"name": "elementwise_kernel", "calls": 7, "total_us": 1.0}]} if action == "stop" else {}
+    started, ended = [], []
 
-    g = SimpleNamespace(
-        problem=TIME,
-        device="cuda",
-        learner=learner,
-        result=SimpleNamespace(ceilings={"copy": {"bytes_per_s": BANDWIDTH}, "matmul": {"float16": {"flop_per_s": PEAK}}}, cases=[]),
-        remaining=lambda: 60.0,
-        watch=watch,
-        fail_hard=lambda status, message: verdict.update(status=status, message=message),
-    )
-    answers.grade_measured(g)
-    assert watched == ["start", "stop"] and len(asked) == len(predictions.OPERATIONS) and ended
-    assert verdict["status"] == "REJECT" and "launched 7 GPU kernels (elementwise_kernel)" in verdict["message"]
-    assert g.result.cases == []
+    class FakeSession:
+        def __init__(self, role, device, *where, **options):
+            started.append((role, device))
+            self.process = SimpleNamespace(pid=100 + len(started))
+
+        def end(self, spare=()):
+            ended.append((self.process.pid, spare))
+
+    monkeypatch.setattr(session, "Session", FakeSession)
+    monkeypatch.setattr(judge_grading.Grading, "_configure", lambda self, worker, *args: worker)
+    module = tmp_path / "submission.py"
+    module.write_text("def predict(operation, peak_flops, bandwidth):\n    return {}\n")
+    for problem, device_after in (("act2.predict_time", "cpu"), ("act2.measure_point", "cuda")):
+        started.clear()
+        ended.clear()
+        workers = session.Workers(str(tmp_path / problem), "cuda", helper=True, warm_profiler=False)
+        job = {"device": "cuda", "timeout": 60, "workdir": str(tmp_path), "module": str(module), "entry": "predict", "language": "python", "problem": problem, "kind": "measured"}
+        judge_grading.Grading(job, workers)
+        assert started[-1 if device_after == "cpu" else 0] == ("learner", device_after)
+        assert sum(1 for role, _ in started if role == "learner") == (2 if device_after == "cpu" else 1)
+        if device_after == "cpu":
+            assert ended[0] == (101, (102,)), ended
+    assert session.worker_env(str(tmp_path), "cpu")["CUDA_VISIBLE_DEVICES"] == ""

@@ -1,9 +1,10 @@
-# expect: REJECT
+# expect: FAIL
 # devices: cuda
 # entry: predict
-# says: launched
+# says: raised
 # Counts and roofline time right, but the limit read off a clock: the operation is built from its
-# description on the GPU, timed, and called overhead-bound when it ran ten times slower than its roofline.
+# description on the GPU, timed, and called overhead-bound when it ran ten times slower than its
+# roofline. A prediction's process has no GPU, so building the operation raises.
 import torch
 import triton
 

@@ -1,8 +1,10 @@
-# expect: REJECT FAIL
+# expect: FAIL
 # devices: cuda
 # entry: predict
+# says: raised
 # The time measured instead of predicted: the operation built from its description on the GPU and
-# timed. Refused for the kernels it launched; were it not, its seconds are no roofline time.
+# timed. A prediction's process has no GPU, so building it raises; were there one, its seconds would
+# be no roofline time.
 import torch
 import triton
 
