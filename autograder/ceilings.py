@@ -40,16 +40,25 @@ def _time_ms(fn, repeats: int) -> list[float]:
     return times
 
 
+def _warm_median_ms(call, repeats: int) -> float:
+    """The median time of ``call`` after three untimed calls (compilation, allocation, clocks)."""
+    for _ in range(3):
+        call()
+    torch.cuda.synchronize()
+    return statistics.median(_time_ms(call, repeats))
+
+
+def _large_buffer() -> torch.Tensor:
+    """float32 values far beyond any L2: 1 GiB, or an eighth of the free memory if that is less."""
+    free, _ = torch.cuda.mem_get_info()
+    return torch.randn(min(1 << 30, free // 8) // 4, device="cuda")
+
+
 def measure_copy_bandwidth() -> dict:
     """Device-to-device copy of a buffer far larger than L2; bytes counted as read plus written."""
-    free, _ = torch.cuda.mem_get_info()
-    nbytes = min(1 << 30, free // 8)
-    src = torch.randn(nbytes // 4, device="cuda")
+    src = _large_buffer()
     dst = torch.empty_like(src)
-    for _ in range(3):
-        dst.copy_(src)
-    torch.cuda.synchronize()
-    ms = statistics.median(_time_ms(lambda: dst.copy_(src), 30))
+    ms = _warm_median_ms(lambda: dst.copy_(src), 30)
     moved = 2 * src.numel() * src.element_size()
     return {"bytes_per_s": moved / (ms * 1e-3), "buffer_bytes": src.numel() * src.element_size(), "median_ms": ms}
 
@@ -59,16 +68,11 @@ def measure_streams() -> dict:
     even mix of reads and writes does not say: kernels that mostly read (vector add reads two
     streams for one written, a softmax-weighted sum reads two and writes a column) are not capped at
     the copy's figure. Not a grading ceiling: ``doctor`` prints them beside the copy."""
-    free, _ = torch.cuda.mem_get_info()
-    nbytes = min(1 << 30, free // 8)
-    buffer = torch.randn(nbytes // 4, device="cuda")
+    buffer = _large_buffer()
     total = torch.empty((), device="cuda")
     rates = {}
     for name, call in (("read", lambda: torch.sum(buffer, out=total)), ("write", lambda: buffer.fill_(1.0))):
-        for _ in range(3):
-            call()
-        torch.cuda.synchronize()
-        ms = statistics.median(_time_ms(call, 30))
+        ms = _warm_median_ms(call, 30)
         rates[name] = {"bytes_per_s": buffer.numel() * buffer.element_size() / (ms * 1e-3), "median_ms": ms}
     return rates
 
@@ -80,10 +84,7 @@ def measure_matmul(dtype: torch.dtype, n: int, tf32: bool = False) -> dict:
     previous = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = tf32
     try:
-        for _ in range(3):
-            a @ b
-        torch.cuda.synchronize()
-        ms = statistics.median(_time_ms(lambda: a @ b, 10))
+        ms = _warm_median_ms(lambda: a @ b, 10)
     finally:
         torch.backends.cuda.matmul.allow_tf32 = previous
     return {"flop_per_s": 2.0 * n**3 / (ms * 1e-3), "n": n, "median_ms": ms}
@@ -99,10 +100,7 @@ def measure_fp8_matmul(n: int) -> dict:
     def call():
         return torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
 
-    for _ in range(3):
-        call()
-    torch.cuda.synchronize()
-    ms = statistics.median(_time_ms(call, 10))
+    ms = _warm_median_ms(call, 10)
     return {"flop_per_s": 2.0 * n**3 / (ms * 1e-3), "n": n, "median_ms": ms}
 
 
@@ -118,13 +116,13 @@ def measure() -> dict:
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "copy": measure_copy_bandwidth(),
         "streams": measure_streams(),
-        "matmul": {"float32": measure_matmul(torch.float32, 4096)},
+        "matmul": {},
     }
     matmul = result["matmul"]
-    if props.major >= 8:
-        matmul["tf32"] = measure_matmul(torch.float32, 4096, tf32=True)
-        matmul["bfloat16"] = measure_matmul(torch.bfloat16, 8192)
-    matmul["float16"] = measure_matmul(torch.float16, 8192 if props.major >= 8 else 4096)
+    # Each dtype this GPU runs as itself (a T4 has no TF32 or bf16 tensor cores: those are left out).
+    for dtype in ("float32", "tf32", "bfloat16", "float16"):
+        if _runnable(dtype, props) == dtype:
+            matmul[dtype] = _measure_matmul_of(dtype, props)
     if (props.major, props.minor) >= (8, 9) and hasattr(torch, "float8_e4m3fn"):
         try:
             matmul["float8_e4m3fn"] = measure_fp8_matmul(8192)

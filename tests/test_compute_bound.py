@@ -236,3 +236,22 @@ def test_a_problem_with_operations_of_several_dtypes_gets_each_ones_ceiling(monk
     assert measured == [(torch.float32, False), (torch.bfloat16, False)]
     old = types.SimpleNamespace(name="T4", major=7, minor=5)
     assert ceilings._runnable("bfloat16", old) == "float16" and ceilings._runnable("tf32", old) == "float32"
+
+
+def test_doctor_measures_each_dtype_a_gpu_runs_as_itself(monkeypatch):
+    import types
+
+    from autograder import ceilings
+
+    monkeypatch.setattr(ceilings, "measure_copy_bandwidth", lambda: {"bytes_per_s": 4e12})
+    monkeypatch.setattr(ceilings, "measure_streams", lambda: {})
+    monkeypatch.setattr(ceilings, "measure_matmul", lambda dtype, n, tf32=False: {"flop_per_s": 1.0, "n": n})
+    monkeypatch.setattr(ceilings, "measure_fp8_matmul", lambda n: {"flop_per_s": 2.0, "n": n})
+    monkeypatch.setattr(ceilings, "device_key", lambda: "test")
+    for props, dtypes, half_n in (
+        (types.SimpleNamespace(name="H100", major=9, minor=0), ["float32", "tf32", "bfloat16", "float16", "float8_e4m3fn"], 8192),
+        (types.SimpleNamespace(name="T4", major=7, minor=5), ["float32", "float16"], 4096),
+    ):
+        monkeypatch.setattr(torch.cuda, "get_device_properties", lambda _, props=props: props)
+        matmul = ceilings.measure()["matmul"]
+        assert list(matmul) == dtypes and matmul["float16"]["n"] == half_n and matmul["float32"]["n"] == 4096
