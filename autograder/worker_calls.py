@@ -119,6 +119,8 @@ class WorkerCalls:
 
     def _measured_arguments(self, index: int, scalars: dict) -> dict:
         op = self.ops[index]
+        # Spelled out, not imported from autograder.measured: that module is refused in this process
+        # once the learner's code is loaded (autograder.learner_code).
         available = {"op": op.call, "step": op.call, "op_doubled": op.doubled, "operation": op.operation, **scalars}
         return {name: available[name] for name in self.arguments}
 
