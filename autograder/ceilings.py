@@ -69,9 +69,9 @@ def measure_streams() -> dict:
     streams for one written, a softmax-weighted sum reads two and writes a column) are not capped at
     the copy's figure. Not a grading ceiling: ``doctor`` prints them beside the copy."""
     buffer = _large_buffer()
-    total = torch.empty((), device="cuda")
+    total = torch.empty((), device="cuda")  # a full sum takes out= only with dim given
     rates = {}
-    for name, call in (("read", lambda: torch.sum(buffer, out=total)), ("write", lambda: buffer.fill_(1.0))):
+    for name, call in (("read", lambda: torch.sum(buffer, dim=0, out=total)), ("write", lambda: buffer.fill_(1.0))):
         ms = _warm_median_ms(call, 30)
         rates[name] = {"bytes_per_s": buffer.numel() * buffer.element_size() / (ms * 1e-3), "median_ms": ms}
     return rates
