@@ -118,7 +118,9 @@ def judge_gpu(phases: dict[str, dict], own: set[str], allowed: tuple[str, ...], 
         if typical >= ACCOUNT_MIN_US and own_per_call < ACCOUNT_SHARE * typical:
             return {
                 "ok": False,
-                "message": f"your kernels ran {own_per_call:.0f} us of the {typical:.0f} us each timed call took on the GPU ({phase}): the rest of the work ran somewhere the profiler did not attribute to you",
+                "message": f"your kernels ran {own_per_call:.0f} us of the {typical:.0f} us each timed call took on the GPU ({phase}): the rest of the work ran somewhere the profiler did not attribute to you, or the GPU waited for your host "
+                "code (a call that synchronises, such as torch.cuda.synchronize(), .item() or cudaDeviceSetLimit, inside your "
+                "function). The grader cannot tell the two apart: keep synchronising calls out of the function you hand in",
                 "kernels": shown,
             }
     return {"ok": True, "message": "kernels launched: " + ", ".join(_short(k) for k in mine), "kernels": shown}
