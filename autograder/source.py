@@ -64,7 +64,13 @@ def _loads(node: ast.AST) -> set:
 
 def _used_names(node: ast.stmt) -> set:
     """Global names a statement reads. In a function, its parameters and the names it assigns are
-    its own; decorators and default values are read in the enclosing scope."""
+    its own; decorators and default values are read in the enclosing scope. In a class, each method
+    is such a function (its locals are not the module's names a notebook's later cell may bind)."""
+    if isinstance(node, ast.ClassDef):
+        outer = set()
+        for expr in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
+            outer |= _loads(expr)
+        return outer.union(*(_used_names(stmt) for stmt in node.body))
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return _loads(node)
     outer = set()

@@ -53,6 +53,18 @@ def test_parameters_are_not_mistaken_for_globals():
     assert "expensive_setup" not in code
 
 
+def test_a_methods_own_names_are_not_mistaken_for_globals():
+    # The int4 GEMV notebook's tuner class names a local `error`; its "Try it" cell binds `error` too.
+    cells = [
+        "class Tuned:\n    def pick(self, configs):\n        error = None\n        for config in configs:\n            error = config\n        return error, LIMIT\n",
+        "LIMIT = 3",
+        "def vector_add(x, y):\n    return Tuned().pick([x, y])",
+        "error = expensive_setup()",
+    ]
+    code = source.extract(cells, "vector_add")
+    assert "expensive_setup" not in code and "LIMIT = 3" in code
+
+
 def test_the_last_definition_wins():
     cells = ["def vector_add(x, y):\n    return 1", "def vector_add(x, y):\n    return 2"]
     code = source.extract(cells, "vector_add")

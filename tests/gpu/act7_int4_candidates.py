@@ -21,6 +21,15 @@ the scale and zero once per group and row. They differ in how the bytes are kept
   zeroes the sums and the ticket. One launch; the workspace is zeroed once when it is made.
 - splitk_two_pass: the partial sums stored to a float32 buffer (split, batch, N), then a second small
   kernel adds them and writes bf16: no atomics and no state kept between calls, one launch more.
+- loop: the reference solution's kernel before 2026-11-27 (a step's loads issued after the previous
+  step's arithmetic), kept to compare with the prefetch design the solution now uses.
+- prefetch_pdl: prefetch with programmatic dependent launch (sm_90+, launch_pdl=True): a program
+  issues its first step's weights, scales and zeros, lets the next launch on the stream begin
+  (gdc_launch_dependents) and only then waits for the kernel before it (gdc_wait) to read x and,
+  later, store. Back to back, the next call's launch and first DRAM round trip overlap this call's
+  tail instead of following it. In a model the weights never depend on the previous kernel and x
+  does, so this is what a decoder may do; whether the grader should count the overlap between two
+  independent calls of a window (cuBLAS's baseline gets none) is the lead's call.
 
 What limits the bytes in flight is the register file: every program holds its next step(s) in
 registers, so with all programs resident the GPU has about N x (bytes of a row a step) x (steps
@@ -34,6 +43,17 @@ from __future__ import annotations
 
 import triton
 import triton.language as tl
+
+try:  # Triton 3.5 and later, sm_90 and later; no-ops where PDL_OK is False
+    from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
+except ImportError:  # pragma: no cover
+    @triton.jit
+    def gdc_wait():
+        pass
+
+    @triton.jit
+    def gdc_launch_dependents():
+        pass
 
 
 @triton.jit
@@ -53,11 +73,12 @@ def _step(packed, x, s, z, shift, bit, x_scale,
 def _row_block_dot(
     x_row, w_ptr, scale_ptr, zero_ptr, rows, g_start, g_end,
     stride_wn, stride_sn, stride_zn,
-    GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr,
+    GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr, PDL: tl.constexpr = False,
 ):
     """sum over groups [g_start, g_end) of x . W[rows] for one batch row (x_row points at it), as a
     (BLOCK_N, GROUPS_PER_STEP) float32 tensor to be summed over its last axis. The next step's
-    weights, x, scales and zeros are loaded before the current step is computed."""
+    weights, x, scales and zeros are loaded before the current step is computed. PDL: the first
+    step's weights, scales and zeros are asked for before the wait for the previous kernel, x after."""
     WORDS: tl.constexpr = GROUP // 8
     BLOCK_W: tl.constexpr = GROUPS_PER_STEP * WORDS
     offs_w = tl.arange(0, BLOCK_W)
@@ -76,9 +97,14 @@ def _row_block_dot(
     words = g_start * WORDS + offs_w
     groups = g_start + steps
     packed = tl.load(w_rows + words[None, :, None], mask=(words < end_w)[None, :, None], other=0)
-    x = tl.load(x_row + 8 * words[:, None] + i[None, :], mask=(words < end_w)[:, None], other=0.0)
     s = tl.load(s_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0.0)
     z = tl.load(z_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0)
+    if PDL:
+        # The next kernel on the stream may start once every program got here; this one waits for
+        # the kernel before it to finish (its writes visible) before reading x or storing.
+        gdc_launch_dependents()
+        gdc_wait()
+    x = tl.load(x_row + 8 * words[:, None] + i[None, :], mask=(words < end_w)[:, None], other=0.0)
     acc = tl.zeros((BLOCK_N, GROUPS_PER_STEP), dtype=tl.float32)
     for g0 in range(g_start, g_end, GROUPS_PER_STEP):
         # The next step's loads first (masked off past the end: no traffic).
@@ -147,14 +173,72 @@ def prefetch_kernel(
     x_ptr, w_ptr, scale_ptr, zero_ptr, out_ptr,
     B, N, K,
     stride_xb, stride_wn, stride_sn, stride_zn, stride_ob,
-    GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr,
+    GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr, PDL: tl.constexpr = False,
 ):
     """Program (b, pid_n): out[b, rows] for BLOCK_N rows of W, the whole of K, loads one step ahead."""
     b = tl.program_id(0)
     pid_n = tl.program_id(1)
     rows = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
     acc = _row_block_dot(x_ptr + b * stride_xb, w_ptr, scale_ptr, zero_ptr, rows, 0, K // GROUP,
-                         stride_wn, stride_sn, stride_zn, GROUP, BLOCK_N, GROUPS_PER_STEP)
+                         stride_wn, stride_sn, stride_zn, GROUP, BLOCK_N, GROUPS_PER_STEP, PDL)
+    out_rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(out_ptr + b * stride_ob + out_rows, tl.sum(acc, axis=1).to(tl.bfloat16), mask=out_rows < N)
+
+
+@triton.jit(do_not_specialize=["B"])
+def loop_kernel(
+    x_ptr, w_ptr, scale_ptr, zero_ptr, out_ptr,
+    B, N, K,
+    stride_xb, stride_wn, stride_sn, stride_zn, stride_ob,
+    GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr,
+):
+    """The reference solution's kernel before 2026-11-27, as it was: each step's loads are issued
+    after the previous step's arithmetic, so a program has one step in flight at a time."""
+    # Axis 0 is the batch row: the programs of one block of W's rows for every batch row are launched
+    # next to each other, so at batch > 1 the second and later reads of those bytes come from L2.
+    b = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    WORDS: tl.constexpr = GROUP // 8  # int32 words per group of a row
+    BLOCK_W: tl.constexpr = GROUPS_PER_STEP * WORDS
+    # Rows past the end wrap around (% N): they load valid memory and are never stored.
+    rows = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_w = tl.arange(0, BLOCK_W)
+    steps = tl.arange(0, GROUPS_PER_STEP)
+    i = tl.arange(0, 8)
+    # A float32 whose exponent bits are 0 (or 1) is worth its low 24 bits times 2^-149, so
+    # word & (0xF << bit), read as a float32, is exactly q * 2^(bit - 149): one AND per weight, no
+    # shift and no int-to-float conversion (a slow instruction next to an FMA). Nibbles 6 and 7
+    # lie in the exponent's byte: shifted down by 8 bits, they land where nibbles 4 and 5 were.
+    shift = 8 * (i // 6)
+    bit = 4 * i - shift
+    # x times 2^(85 - bit) makes every product q * x * 2^-64, well inside float32's range (for
+    # |x| < 2^43); the power of two is written as its exponent bits, so it is exact.
+    x_scale = ((127 + 85 - bit) << 23).to(tl.float32, bitcast=True)
+    num_groups = K // GROUP
+    acc = tl.zeros((BLOCK_N, GROUPS_PER_STEP), dtype=tl.float32)
+    for g0 in range(0, num_groups, GROUPS_PER_STEP):
+        words = g0 * WORDS + offs_w
+        in_k = words < num_groups * WORDS
+        # BLOCK_N x BLOCK_W words, contiguous along each row: every thread loads 16 bytes (32
+        # weights) at once. The last axis, of size 1, is where the 8 nibbles of a word unfold.
+        w_ptrs = w_ptr + rows[:, None, None] * stride_wn + words[None, :, None]
+        packed = tl.load(w_ptrs, mask=in_k[None, :, None], other=0).to(tl.uint32, bitcast=True)
+        q = ((packed >> shift[None, None, :]) & (0xF << bit)[None, None, :]).to(tl.float32, bitcast=True)
+        # x's 8 elements of each word, in order (tiny, and shared by all programs: cached).
+        x = tl.load(x_ptr + b * stride_xb + 8 * words[:, None] + i[None, :], mask=in_k[:, None], other=0.0).to(tl.float32)
+        # One FMA per weight: summed over each word's 8 nibbles in registers, then over a group's 16
+        # words (4 threads' worth: two shuffles per row and group, once per step).
+        dots = tl.sum(q * (x * x_scale[None, :])[None, :, :], axis=2)
+        dots = tl.sum(tl.reshape(dots, (BLOCK_N, GROUPS_PER_STEP, WORDS)), axis=2) * 2.0**64
+        x_sums = tl.sum(tl.reshape(tl.sum(x, axis=1), (GROUPS_PER_STEP, WORDS)), axis=1)
+        # sum_k x_k (q_k - z) s = s * (sum_k x_k q_k - z * sum_k x_k): the scale and the zero are
+        # applied once per group and row, not once per weight.
+        groups = g0 + steps
+        in_g = groups < num_groups
+        s = tl.load(scale_ptr + rows[:, None] * stride_sn + groups[None, :], mask=in_g[None, :], other=0.0).to(tl.float32)
+        z = tl.load(zero_ptr + rows[:, None] * stride_zn + groups[None, :], mask=in_g[None, :], other=0).to(tl.float32)
+        acc += s * (dots - z * x_sums[None, :])
+
     out_rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     tl.store(out_ptr + b * stride_ob + out_rows, tl.sum(acc, axis=1).to(tl.bfloat16), mask=out_rows < N)
 
@@ -278,20 +362,40 @@ def _groups_per_split(k: int, split_k: int, groups_per_step: int) -> int:
     return triton.cdiv(triton.cdiv(k // 128, split_k), groups_per_step) * groups_per_step
 
 
-def int4_gemv_prefetch(x, w_packed, scale, zero, config=None, deep=False):
+def int4_gemv_prefetch(x, w_packed, scale, zero, config=None, deep=False, pdl=False, kernel=None):
     import torch
 
     config = config or {"BLOCK_N": 16, "GROUPS_PER_STEP": 16, "num_warps": 8}
     batch, n, k = _shape(x, w_packed)
     words = w_packed.view(torch.int32)
     out = torch.empty((batch, n), dtype=torch.bfloat16, device=x.device)
-    kernel = prefetch2_kernel if deep else prefetch_kernel
+    kernel = kernel or (prefetch2_kernel if deep else prefetch_kernel)
+    options = _options(config)
+    if pdl and _pdl_ok(x):
+        options.update(PDL=True, launch_pdl=True)
     kernel[(batch, triton.cdiv(n, config["BLOCK_N"]))](
         x, words, scale, zero, out, batch, n, k,
         x.stride(0), words.stride(0), scale.stride(0), zero.stride(0), out.stride(0),
-        GROUP=128, BLOCK_N=config["BLOCK_N"], GROUPS_PER_STEP=_steps(config, k), **_options(config),
+        GROUP=128, BLOCK_N=config["BLOCK_N"], GROUPS_PER_STEP=_steps(config, k), **options,
     )
     return out
+
+
+def _pdl_ok(x) -> bool:
+    """Programmatic dependent launch: compiled kernels on sm_90 and newer (not the interpreter)."""
+    import os
+
+    import torch
+
+    return x.is_cuda and os.environ.get("TRITON_INTERPRET") != "1" and torch.cuda.get_device_capability(x.device) >= (9, 0)
+
+
+def int4_gemv_prefetch_pdl(x, w_packed, scale, zero, config=None):
+    return int4_gemv_prefetch(x, w_packed, scale, zero, config, pdl=True)
+
+
+def int4_gemv_loop(x, w_packed, scale, zero, config=None):
+    return int4_gemv_prefetch(x, w_packed, scale, zero, config or {"BLOCK_N": 32, "GROUPS_PER_STEP": 16, "num_warps": 8}, kernel=loop_kernel)
 
 
 def int4_gemv_prefetch2(x, w_packed, scale, zero, config=None):
@@ -341,7 +445,9 @@ def int4_gemv_splitk_two_pass(x, w_packed, scale, zero, config=None):
 
 
 LAUNCHERS = {
+    "loop": int4_gemv_loop,
     "prefetch": int4_gemv_prefetch,
+    "prefetch_pdl": int4_gemv_prefetch_pdl,
     "prefetch2": int4_gemv_prefetch2,
     "splitk_atomic": int4_gemv_splitk_atomic,
     "splitk_two_pass": int4_gemv_splitk_two_pass,
