@@ -36,6 +36,8 @@ def exercise_rows(result: dict, student: str, assignment: str, notebook: str, ch
         "speed_points": float(result.get("speed_points", 0.0)),
         "status": TAMPERED if changed else status,
         "note": note,
+        # Kept in the record, not the CSV: whether the learner's code was sealed (Landlock) on the host that graded it.
+        "sandbox": result.get("sandbox"),
         "parts": {part: verdict.part_status(result, part) for part in ("correctness", "speed", "all")} if result.get("problem") else {},
     }
 

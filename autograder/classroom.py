@@ -22,7 +22,8 @@ Spreading the work: on one host, ``--gpus`` runs one worker process per GPU, eac
 with CUDA_VISIBLE_DEVICES (timed gradings must not share a GPU), and on a CPU ``--workers N`` runs N
 such processes. Across hosts, ``--shard K/N`` grades every N-th student from the K-th (a Slurm job
 array: one task per GPU) into the shared ``OUT``, and ``--merge-only`` writes the CSVs from the
-students' files once all tasks are done.
+students' files once all tasks are done. On a Ray cluster, ``--ray [ADDRESS]`` sends one task per
+student and assignment, each with one GPU (or one CPU), and writes the same files (autograder.ray_engine).
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ class Progress:
             print(f"[{bar:<{width}}] {self.done}/{self.total} {label} (elapsed {elapsed:.0f} s, about {left:.0f} s left)", flush=True)
 
 
-def _describe(record: dict) -> str:
+def describe(record: dict) -> str:
     t = totals(record)
     return f"{record['student']}: {t['points']:g} / {t['max_points_here']:g} points gradable here ({t['statuses']}) in {record['seconds']:.1f} s"
 
@@ -117,8 +118,12 @@ def run(args) -> int:
     todo_assignments = args.assignment or assignments(submitted)
     if args.merge_only:
         for assignment in todo_assignments:
-            _report(out, assignment)
+            report(out, assignment)
         return 0
+    if args.ray is not None:
+        from . import ray_engine
+
+        return ray_engine.run(args, submitted, out, release, todo_assignments)
     gpus = visible_gpus() if device == "cuda" else []
     if args.gpus and args.gpus != "all":
         gpus = [g.strip() for g in args.gpus.split(",") if g.strip()]
@@ -134,13 +139,13 @@ def run(args) -> int:
             for student in todo:
                 record = grade_student(submitted, release, assignment, student, device, not args.no_speed)
                 write_record(out, record)
-                progress.step(_describe(record))
+                progress.step(describe(record))
         else:
             failures = _spread(args, assignment, todo, slots, progress)
             if failures:
                 print(f"{len(failures)} students were not graded (their worker failed): {', '.join(failures)}; run the same command again to retry them")
         if not args.no_merge:
-            _report(out, assignment)
+            report(out, assignment)
     return 0
 
 
@@ -169,14 +174,14 @@ def _spread(args, assignment: str, todo: list[str], slots: list, progress: Progr
                 progress.step(f"{student}: NOT GRADED, its worker exited with {proc.returncode}: {last}")
                 continue
             where = f" on GPU {slot}" if slot is not None else ""
-            progress.step(_describe(json.loads(path.read_text())) + where)
+            progress.step(describe(json.loads(path.read_text())) + where)
 
     with ThreadPoolExecutor(max_workers=len(slots)) as pool:
         list(pool.map(work, slots))
     return failures
 
 
-def _report(out: Path, assignment: str) -> None:
+def report(out: Path, assignment: str) -> None:
     if not (out / assignment).is_dir():
         print(f"{assignment}: no graded student in {out / assignment}")
         return

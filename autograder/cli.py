@@ -205,6 +205,9 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("--gpus", default="all", help="GPUs to spread the class over, one worker each (default: every visible GPU)")
     k.add_argument("--workers", type=int, default=1, help="worker processes without a GPU (correctness only; default 1)")
     k.add_argument("--shard", help="K/N: grade only every N-th student from the K-th (0 <= K < N), e.g. one task of a Slurm job array")
+    k.add_argument("--ray", nargs="?", const="local", metavar="ADDRESS",
+                   help="grade on a Ray cluster, one task per student and assignment with one GPU each (one CPU without GPUs): "
+                        "ADDRESS 'auto' joins the cluster this host belongs to; without ADDRESS, the one Ray finds here or a local one")
     k.add_argument("--regrade", action="store_true", help="grade again students already graded with the same notebooks, device and grader")
     k.add_argument("--merge-only", action="store_true", help="grade nothing; write the CSVs from the students' records in OUT")
     k.add_argument("--no-merge", action="store_true", help="do not write the CSVs (a shard of a job array; merge once all are done)")
