@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import time
 from pathlib import Path
 
@@ -71,6 +72,8 @@ def grade_student(submitted: Path, release: Path | None, assignment: str, studen
         "assignment": assignment,
         "device": device,
         "gpu": gpu_name(device),
+        # Which machine graded: with --ray or a job array, the host to look at when one grades oddly.
+        "host": socket.gethostname(),
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
         "fingerprint": fingerprint(folder, device, speed),
         "graded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
