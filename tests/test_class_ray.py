@@ -92,3 +92,68 @@ def test_without_ray_installed_the_message_says_what_to_do(tmp_path, monkeypatch
     assert cli.main(["class", str(tmp_path / "submitted"), "--out", str(tmp_path / "out"), "--ray", "auto"]) == 2
     assert "--ray needs Ray, which is not installed here: pip install ray" in capsys.readouterr().out
     assert not (tmp_path / "out").exists()
+
+
+class _FakeRay:
+    """Ray's calls as autograder.ray_engine makes them, answered in this process: what each task
+    asks for, and a task that fails for the students in ``lost``."""
+
+    def __init__(self, resources: dict, lost: set):
+        self.resources, self.lost, self.options, self.calls = resources, lost, None, []
+
+    def cluster_resources(self):
+        return self.resources
+
+    def remote(self, fn):
+        return _FakeTask(self)
+
+    def put(self, value):
+        return value
+
+    def wait(self, refs, num_returns):
+        return refs[:num_returns], refs[num_returns:]
+
+    def get(self, ref):
+        assignment, student, known = self.calls[ref]
+        if student in self.lost:
+            raise RuntimeError("The worker died unexpectedly while executing this task.")
+        return {"student": student, "assignment": assignment, "gpu": "NVIDIA H100", "seconds": 1.0, "fingerprint": "f", "rows": []}
+
+
+class _FakeTask:
+    def __init__(self, fake):
+        self.fake = fake
+
+    def options(self, **options):
+        self.fake.options = options
+        return self
+
+    def remote(self, assignment, student, handed_in, released, speed, known):
+        self.fake.calls.append((assignment, student, known))
+        return len(self.fake.calls) - 1
+
+
+@pytest.mark.parametrize(("device", "wanted"), [(None, {"num_cpus": 1, "num_gpus": 1}), ("cpu", {"num_cpus": 1, "num_gpus": 0})])
+def test_each_task_asks_for_one_gpu_and_a_lost_task_costs_its_student_only(tmp_path, monkeypatch, capsys, device, wanted):
+    import argparse
+
+    from autograder import ray_engine
+
+    klass.write_submitted(tmp_path / "submitted", ROOT / "exercises", ROOT / "solutions")
+    if device:
+        monkeypatch.setenv("AUTOGRADER_DEVICE", device)
+    else:
+        monkeypatch.delenv("AUTOGRADER_DEVICE", raising=False)
+    fake = _FakeRay({"GPU": 4.0, "CPU": 64.0}, lost={klass.BOB})
+    args = argparse.Namespace(student=None, shard=None, no_speed=False, regrade=False, no_merge=False)
+    out = tmp_path / "out"
+    assert ray_engine._grade(fake, args, tmp_path / "submitted", out, ROOT / "exercises", ["act1-hierarchy"]) == 1
+    assert {k: v for k, v in fake.options.items() if k != "runtime_env"} == wanted
+    assert fake.options.get("runtime_env", {}).get("env_vars", {}).get("AUTOGRADER_DEVICE") == device
+    printed = capsys.readouterr().out
+    assert f"1 not graded (their task failed: act1-hierarchy/{klass.BOB})" in printed and "0 already graded, 1 graded" in printed
+    assert (out / "act1-hierarchy" / f"{klass.ALICE}.json").exists() and not (out / "act1-hierarchy" / f"{klass.BOB}.json").exists()
+    assert [r["student"] for r in _csv(out / "act1-hierarchy-totals.csv")] == [klass.ALICE]
+    # The next run hands each task the fingerprint on file, so a graded student is not graded again.
+    ray_engine._grade(fake, args, tmp_path / "submitted", out, ROOT / "exercises", ["act1-hierarchy"])
+    assert [known for _, student, known in fake.calls[2:]] == ["f", None]

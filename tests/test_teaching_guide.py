@@ -67,6 +67,12 @@ def test_every_nbgrader_command_of_the_guide_is_run_by_the_class_test():
         assert option in guide and option in test
 
 
+def test_the_guides_ray_command_is_run_by_the_ray_test():
+    guide = GUIDE.read_text()
+    assert "python -m autograder class submitted --ray auto" in guide
+    assert '"--ray"' in (ROOT / "tests" / "test_class_ray.py").read_text()
+
+
 def test_shards_cover_every_student_once():
     names = [f"student{i:02d}" for i in range(7)]
     parts = [classroom.shard(names, f"{k}/3") for k in range(3)]
