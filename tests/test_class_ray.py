@@ -94,6 +94,24 @@ def test_without_ray_installed_the_message_says_what_to_do(tmp_path, monkeypatch
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
+def test_a_seccomp_sealed_worker_grades_inside_a_ray_task(graded):
+    """Act 3's memory exercises: the learner's step runs in a worker sealed by Landlock and a seccomp
+    filter (no fork, no execve, no pipes), started from Ray's worker process."""
+    base = graded["base"] / "memory"
+    folder = base / "submitted" / "dave_lean_2026" / "act3-profiling"
+    folder.mkdir(parents=True)
+    (folder / "memory.ipynb").write_bytes((ROOT / "solutions" / "act3-profiling" / "memory.ipynb").read_bytes())
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AUTOGRADER_DEVICE", "cpu")
+        _class(base, "--out", str(base / "out"), "--ray", "--assignment", "act3-profiling")
+    rows = {r["exercise"]: r for r in _csv(base / "out" / "act3-profiling.csv") if r["notebook"] == "memory"}
+    assert {name: (row["status"], float(row["points"])) for name, row in rows.items()} == {
+        "act3.lean_step": ("PASS", 3.0), "act3.snapshot_peak": ("PASS", 2.0)}
+    record = json.loads((base / "out" / "act3-profiling" / "dave_lean_2026.json").read_text())
+    assert all(row["sandbox"].startswith("Landlock") for row in record["rows"] if row["notebook"] == "memory")
+
+
 class _FakeRay:
     """Ray's calls as autograder.ray_engine makes them, answered in this process: what each task
     asks for, and a task that fails for the students in ``lost``."""
