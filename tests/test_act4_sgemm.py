@@ -1,5 +1,5 @@
 """Act 4's SGEMM progression on a CPU: the problem definitions, the NEEDS GPU answer, and the CUDA
-sources of the six solution notebooks, compiled with nvcc for sm_90 and run, host wrapper and all,
+sources of the nine CuPy solution notebooks (each starting from the previous step's solution), compiled with nvcc for sm_90 and run, host wrapper and all,
 on a CPU emulation of the CUDA execution model (one OS thread per CUDA thread, a barrier for
 __syncthreads) against a float64 product on shapes with ragged edges on every side."""
 
@@ -23,7 +23,7 @@ from autograder import checking, grading, metrics, registry
 from autograder.problems.act4 import matmul as act4_matmul
 
 ROOT = Path(__file__).resolve().parents[1]
-STEPS = ("naive", "coalesced", "smem", "1d_tiling", "2d_tiling", "vectorized")
+STEPS = ("naive", "coalesced", "smem", "1d_tiling", "2d_tiling", "vectorized", "conflict_free", "double_buffered", "warptiling")
 _SOURCE_STRING = re.compile(r'(\w+_SOURCE) = r"""\n(.*?)"""', re.S)
 
 
@@ -35,16 +35,18 @@ def _solution_code(step: str) -> str:
 
 
 def _cuda_source(step: str) -> str:
+    """The step's own CUDA source: the last source string of its solution cell (the first, from step
+    2 on, is the previous step's solution that the exercise starts from)."""
     found = _SOURCE_STRING.findall(_solution_code(step))
-    assert len(found) == 1, f"sgemm_{step}: expected one CUDA source string"
-    return found[0][1]
+    assert len(found) == (1 if step == STEPS[0] else 2), f"sgemm_{step}: expected a starting source and its own"
+    return found[-1][1]
 
 
 # --- problem definitions ---------------------------------------------------------------------------
 
 
-def test_six_steps_are_registered_in_order_and_name_their_notebooks():
-    names = [p.name for p in registry.all_problems() if p.name.startswith("act4.sgemm_")]
+def test_nine_steps_are_registered_in_order_and_name_their_notebooks():
+    names = [p.name for p in registry.all_problems() if p.name.startswith("act4.sgemm_") and p.language == "cupy"]
     assert sorted(names) == sorted(f"act4.sgemm_{s}" for s in STEPS)
     for step in STEPS:
         p = registry.get(f"act4.sgemm_{step}")
@@ -65,8 +67,21 @@ def test_speed_marks_grow_along_the_path():
     for p in problems:
         assert 0 < p.speed_scale.zero_at < p.speed_scale.full_at <= p.solution_target
     final = problems[-1]
-    assert final.solution_target == pytest.approx(0.70)
-    assert 0.5 <= final.speed_scale.full_at <= 0.6
+    assert final.solution_target == pytest.approx(0.90)
+    assert 0.7 <= final.speed_scale.full_at <= 0.8
+
+
+def test_each_step_starts_from_the_previous_solution():
+    """The exercise's solution cell holds, outside nbgrader's markers, the previous step's CUDA source
+    with its kernels renamed; the released exercise keeps it and stops at the stub's raise."""
+    for previous, step in zip(STEPS[:-1], STEPS[1:], strict=True):
+        code = _solution_code(step)
+        starting = _SOURCE_STRING.findall(code)[0][1]
+        assert starting == _cuda_source(previous).replace(f"sgemm_{previous}_", f"sgemm_{step}_"), step
+        assert code.index(starting) < code.index("### BEGIN SOLUTION"), step
+        nb = json.loads((ROOT / "exercises" / "act4-kernels" / f"sgemm_{step}.ipynb").read_text())
+        released = "".join(next(c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("solution"))["source"])
+        assert starting in released and "raise NotImplementedError()" in released, step
 
 
 def test_sizes_flops_and_bytes():
@@ -243,7 +258,7 @@ static void emu_launch(emu_kernel k, unsigned gx, unsigned gy, unsigned bx, unsi
 _KERNEL_NAME = re.compile(r'extern "C" __global__\s+(?:void\s+)?(?:__launch_bounds__\([^)]*\)\s*)?(?:void\s+)?(\w+)\s*\(')
 
 
-def _emulated_library(source: str, folder: Path) -> ctypes.CDLL:
+def _emulated_library(source: str, folder: Path, defines: tuple[str, ...] = ()) -> ctypes.CDLL:
     names = _KERNEL_NAME.findall(source)
     assert names, "no extern \"C\" __global__ kernel in the source"
     launchers = "\n".join(
@@ -251,12 +266,15 @@ def _emulated_library(source: str, folder: Path) -> ctypes.CDLL:
         f"const float* B, float* C, int M, int N, int K) {{ emu_launch({n}, gx, gy, bx, by, A, B, C, M, N, K); }}"
         for n in names
     )
-    tag = hashlib.sha256(source.encode()).hexdigest()[:12]
+    tag = hashlib.sha256((source + " ".join(defines)).encode()).hexdigest()[:12]
     cpp = folder / f"emu_{tag}.cpp"
     cpp.write_text(EMULATION_HEADER + "\n" + source + "\n" + launchers + "\n")
     so = folder / f"emu_{tag}.so"
     proc = subprocess.run(
-        ["g++", "-std=c++20", "-O1", "-w", "-shared", "-fPIC", "-pthread", str(cpp), "-o", str(so)],
+        # -fno-gnu-unique: the __shared__ arrays are static locals of an inline template, which g++
+        # makes process-wide unique symbols: a second library loaded into this process (another
+        # step, or another tile configuration) would otherwise write into the first one's arrays.
+        ["g++", "-std=c++20", "-O1", "-w", "-shared", "-fPIC", "-fno-gnu-unique", "-pthread", *defines, str(cpp), "-o", str(so)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -337,3 +355,105 @@ def test_solution_is_correct_on_an_emulated_gpu(step, tmp_path, monkeypatch):
         assert not np.isnan(out).any(), f"{m}x{n}x{k}: elements of C left unwritten"
         assert error.max() <= 1e-5 * np.abs(expected).max() * max(1, k) ** 0.5 + 1e-6, f"{m}x{n}x{k}: max error {error.max()}"
         assert np.array_equal(a, a_before) and np.array_equal(b, b_before)
+
+
+def _warptiling_namespace(monkeypatch, library) -> dict:
+    monkeypatch.setitem(__import__("sys").modules, "cupy", _fake_cupy(library, []))
+    namespace: dict = {}
+    exec(compile(_solution_code("warptiling"), "sgemm_warptiling", "exec"), namespace)
+    return namespace
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler")
+def test_every_warptiling_configuration_is_correct_on_an_emulated_gpu(tmp_path, monkeypatch):
+    """The wrapper compiles each configuration with -D options; the emulator compiles the same
+    source with the same macros, and every configuration, float4 and scalar, matches float64."""
+    source = _cuda_source("warptiling")
+    configs = _warptiling_namespace(monkeypatch, None)["CONFIGS"]
+    rng = np.random.default_rng(1)
+    names = ("BM", "BN", "BK", "WM", "WN", "WMITER", "WNITER", "MIN_BLOCKS")
+    for config in configs:
+        library = _emulated_library(source, tmp_path, tuple(f"-D{n}={v}" for n, v in zip(names, config, strict=True)))
+        namespace = _warptiling_namespace(monkeypatch, library)
+        for m, n, k in ((131, 260, 36), (67, 129, 19)):
+            a = rng.standard_normal((m, k)).astype(np.float32).view(_EmulatedArray)
+            b = rng.standard_normal((k, n)).astype(np.float32).view(_EmulatedArray)
+            c = namespace["cp"].empty((m, n), dtype=np.float32)
+            vec = k % 4 == 0 and n % 4 == 0
+            namespace["launch"](config, vec, a, b, c)
+            expected = a.astype(np.float64) @ b.astype(np.float64)
+            assert not np.isnan(c).any() and np.isnan(c.canary).all(), f"{config} at {m}x{n}x{k}"
+            assert np.abs(c - expected).max() <= 1e-5 * np.abs(expected).max() * k**0.5, f"{config} at {m}x{n}x{k}"
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_warptiling_configurations_compile_without_spills_and_state_their_registers(tmp_path):
+    """Every configuration the wrapper may choose compiles for sm_90 without spills, and the register
+    counts the notebook states are nvcc's."""
+    source = tmp_path / "warptiling.cu"
+    source.write_text(_cuda_source("warptiling"))
+    code = _solution_code("warptiling")
+    namespace: dict = {}
+    exec(compile(code[code.index("CONFIGS = ("):code.index("_kernels")], "configs", "exec"), namespace)
+    names = ("BM", "BN", "BK", "WM", "WN", "WMITER", "WNITER", "MIN_BLOCKS")
+    registers = []
+    for config in namespace["CONFIGS"]:
+        proc = subprocess.run(
+            ["nvcc", "-arch=sm_90", "-c", "-o", str(tmp_path / "out.o"), str(source), "-Xptxas", "-v",
+             *(f"-D{n}={v}" for n, v in zip(names, config, strict=True))],
+            capture_output=True, text=True, timeout=300,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert re.search(r"\b[1-9]\d* bytes spill", proc.stderr) is None, (config, proc.stderr)
+        vec = proc.stderr[proc.stderr.index("'sgemm_warptiling_kernel'"):]
+        registers.append(int(re.search(r"Used (\d+) registers", vec).group(1)))
+    stated = re.search(r"no spills in any of them\): ([\d, and]+)\.", code.replace("\n# ", " ")).group(1)
+    assert [int(r) for r in re.findall(r"\d+", stated)] == registers
+
+
+# --- step 10: TF32 tensor cores ------------------------------------------------------------------------
+
+
+def test_tf32_library_turns_tf32_on_for_the_call_and_rounds_on_a_cpu(monkeypatch):
+    a = torch.randn(64, 300, generator=torch.Generator().manual_seed(3))
+    b = torch.randn(300, 32, generator=torch.Generator().manual_seed(4))
+    rounded = act4_matmul.round_to_tf32(a)
+    assert torch.equal(act4_matmul.round_to_tf32(rounded), rounded)
+    assert float((rounded - a).abs().div(a.abs()).max()) <= 2.0**-11
+    assert torch.equal(rounded.view(torch.int32) & 0x1FFF, torch.zeros_like(rounded, dtype=torch.int32))
+    torch.testing.assert_close(act4_matmul.sgemm_tf32_library(a, b), act4_matmul.round_to_tf32(a) @ act4_matmul.round_to_tf32(b))
+    special = torch.tensor([float("inf"), float("-inf"), float("nan"), 0.0])
+    assert torch.equal(act4_matmul.round_to_tf32(special)[:2], special[:2]) and act4_matmul.round_to_tf32(special)[2].isnan()
+    matmul = torch.backends.cuda.matmul
+    seen = []
+
+    class FakeCuda(torch.Tensor):
+        is_cuda = True
+
+    monkeypatch.setattr(torch, "matmul", lambda x, y: seen.append(matmul.fp32_precision) or x @ y)
+    previous = matmul.fp32_precision
+    try:
+        matmul.fp32_precision = "ieee"
+        act4_matmul.sgemm_tf32_library(a.as_subclass(FakeCuda), b)
+        assert seen == ["tf32"] and matmul.fp32_precision == "ieee"
+    finally:
+        matmul.fp32_precision = previous
+
+
+def test_tf32_tolerance_passes_truncation_and_fails_bfloat16_inputs():
+    """act4.sgemm_tf32's derived tolerance accepts a kernel that truncates its inputs to TF32 (what a
+    tensor core may do with float32 operands) and rejects bfloat16 inputs, at every test size."""
+    p = dataclasses.replace(registry.get("act4.sgemm_tf32"), language="python")
+
+    def truncated(A, B):
+        t = lambda x: (x.view(torch.int32) & ~0x1FFF).view(torch.float32)  # noqa: E731
+        return t(A) @ t(B)
+
+    def bf16_inputs(A, B):
+        return A.bfloat16().float() @ B.bfloat16().float()
+
+    for i, size in enumerate(p.test_sizes):
+        prepared = checking.prepare_case(p, size, seed=300 + i, device="cpu")
+        assert checking.check_case(p, p.library, size, seed=300 + i, device="cpu", prepared=prepared).passed, size
+        assert checking.check_case(p, truncated, size, seed=300 + i, device="cpu", prepared=prepared).passed, size
+        assert not checking.check_case(p, bf16_inputs, size, seed=300 + i, device="cpu", prepared=prepared).passed, size

@@ -38,6 +38,27 @@ def ieee_fp32_matmul():
             matmul.allow_tf32 = previous
 
 
+@contextlib.contextmanager
+def tf32_matmul():
+    """float32 matmuls on TF32 tensor cores (inputs rounded to 10 mantissa bits, float32 sums) inside
+    the block; the previous setting comes back after."""
+    matmul = torch.backends.cuda.matmul
+    if hasattr(matmul, "fp32_precision"):
+        previous = matmul.fp32_precision
+        matmul.fp32_precision = "tf32"
+        try:
+            yield
+        finally:
+            matmul.fp32_precision = previous
+    else:
+        previous = matmul.allow_tf32
+        matmul.allow_tf32 = True
+        try:
+            yield
+        finally:
+            matmul.allow_tf32 = previous
+
+
 def sdpa(backend: str):
     """scaled_dot_product_attention restricted to one backend (a name of SDPBackend): it runs that
     backend or raises, never another one."""

@@ -1,11 +1,13 @@
-"""Tuning record for Act 4's SGEMM progression: the six reference kernels, exactly as the solution
-notebooks define them, checked against a float64 product and timed beside cuBLAS SGEMM (TF32 off)
-in the same run with the grader's own protocol (L2 flushed before each call, synchronised end
-event); then a sweep of the vectorised kernel's tile sizes (BM, BN, BK, TM, TN, blocks per SM).
+"""Tuning record for Act 4's SGEMM progression: the nine CUDA-core reference kernels, exactly as the
+solution notebooks define them, checked against a float64 product and timed beside cuBLAS SGEMM (TF32
+off) in the same run with the grader's own protocol (L2 flushed before each call, synchronised end
+event); then a sweep of the double-buffered kernel's tile sizes (BM, BN, BK, TM, TN, blocks per SM).
+tests/gpu/tune_act4_warptile.py times the last steps, the TF32 one included, and sweeps warp tiling.
 Also writes every timing as act4_sgemm_tuning.json into $GPU_OUT (the GPU run's working folder, which
 its archive keeps; _build/ when run by hand).
 
-Run on a GPU (under 90 s on an H100/H200): python tests/gpu/tune_act4_sgemm.py
+Run on a GPU (the six-step version took under 90 s on an H100/H200; the three steps added since take
+seconds more): python tests/gpu/tune_act4_sgemm.py
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from autograder import registry, timing  # noqa: E402
 from autograder.problems.act4 import matmul as act4_matmul  # noqa: E402
 
-STEPS = ("naive", "coalesced", "smem", "1d_tiling", "2d_tiling", "vectorized")
+STEPS = ("naive", "coalesced", "smem", "1d_tiling", "2d_tiling", "vectorized", "conflict_free", "double_buffered", "warptiling")
 # (step, sizes timed): the naive kernel also at 2048^3, where the grader times it; 8192^3 only for
 # the kernels that take well under a second there.
 TIMED = {
@@ -37,11 +39,14 @@ TIMED = {
     "1d_tiling": (4096,),
     "2d_tiling": (4096, 8192),
     "vectorized": (4096, 8192),
+    "conflict_free": (4096, 8192),
+    "double_buffered": (4096, 8192),
+    "warptiling": (4096, 8192),
 }
 # Checked against float64 first: ragged on every side (scalar path), and K, N multiples of 4 (the
-# float4 path of the vectorised kernel) with every dimension off the tiles.
+# float4 path of steps 6 to 9) with every dimension off the tiles.
 CHECK_SHAPES = ((1823, 781, 517), (1000, 1004, 516))
-# (BM, BN, BK, TM, TN, MIN_BLOCKS) of the vectorised kernel.
+# (BM, BN, BK, TM, TN, MIN_BLOCKS) of the double-buffered kernel (the vectorised step before the split).
 SWEEP = (
     (128, 128, 8, 8, 8, 2),
     (128, 128, 8, 8, 8, 1),
@@ -132,14 +137,15 @@ def main() -> None:
             )
             shown = ""
 
-    print("\nvectorised kernel sweep (BM, BN, BK, TM, TN, MIN_BLOCKS): threads, check, 4096^3 and 8192^3")
-    source = re.search(r'SGEMM_VECTORIZED_SOURCE = r"""\n(.*?)"""', solution_code("vectorized"), re.S).group(1)
+    print("\ndouble-buffered kernel sweep (BM, BN, BK, TM, TN, MIN_BLOCKS): threads, check, 4096^3 and 8192^3")
+    # The last source string of the cell is the step's own; the first is the step it starts from.
+    source = re.findall(r'SGEMM_DOUBLE_BUFFERED_SOURCE = r"""\n(.*?)"""', solution_code("double_buffered"), re.S)[-1]
     for bm, bn, bk, tm, tn, min_blocks in SWEEP:
         threads = (bm // tm) * (bn // tn)
         options = tuple(f"-D{k}={v}" for k, v in (("BM", bm), ("BN", bn), ("BK", bk), ("TM", tm), ("TN", tn), ("MIN_BLOCKS", min_blocks)))
         label = f"({bm:>3}, {bn:>3}, {bk:>2}, {tm}, {tn}, {min_blocks})"
         try:
-            vec = cp.RawKernel(source, "sgemm_vectorized_kernel", options=options)
+            vec = cp.RawKernel(source, "sgemm_double_buffered_kernel", options=options)
             vec.compile()
         except Exception as exc:  # a static_assert (tile not divisible into float4 loads) or too much shared memory
             print(f"  {label} {threads:>4} threads: does not compile ({str(exc).splitlines()[0][:80]})")

@@ -1,5 +1,5 @@
-"""Act 4: writing the kernels. The SGEMM progression in CUDA C through CuPy RawKernels (six steps,
-one folder each), then Triton: a fused softmax, a matmul in bfloat16 and float16, and FlashAttention's
+"""Act 4: writing the kernels. The SGEMM progression in CUDA C through CuPy RawKernels (nine steps,
+one folder each) and its last step on TF32 tensor cores in Triton, then Triton: a fused softmax, a matmul in bfloat16 and float16, and FlashAttention's
 forward pass. What the matrix products share is in ``matmul``.
 
 Each Triton kernel avoids materialising a large intermediate in HBM. The softmax reads each row once

@@ -1,20 +1,26 @@
 """What Act 4's matrix products share: C = A @ B for row-major A (M x K) and B (K x N), sizes
 (M, N, K), 2*M*N*K FLOPs for one call, which reads A and B and writes C at least once.
 
-The SGEMM progression (``act4.sgemm_<step>``, one folder per step) is six CUDA C exercises through
-CuPy RawKernels, one per step of the well-known SGEMM worklog (naive, global-memory coalescing,
-shared-memory cache blocking, 1-D block tiling, 2-D block tiling, vectorised memory access). Each
-computes C in float32, accumulating in float32, and is graded for speed as a ratio to cuBLAS SGEMM
-(torch.matmul with TF32 off) timed in the same run on the same GPU. At 4096^3 one call does 683
-FLOPs per byte, far right of any ridge point: compute-bound, so the physical floor is the measured
-float32 (non-tensor-core) FMA rate.
+The SGEMM progression (``act4.sgemm_<step>``, one folder per step) is nine CUDA C exercises through
+CuPy RawKernels, one change per step, after the well-known SGEMM worklog: naive, global-memory
+coalescing, shared-memory cache blocking, 1-D block tiling, 2-D block tiling, vectorised memory
+access (float4 loads and A transposed in shared memory), bank-conflict-free shared-memory reads,
+double buffering, and warp tiling with autotuned tile shapes. Each computes C in float32,
+accumulating in float32, and is graded for speed as a ratio to cuBLAS SGEMM (torch.matmul with TF32
+off) timed in the same run on the same GPU. At 4096^3 one call does 683 FLOPs per byte, far right of
+any ridge point: compute-bound, so the physical floor is the measured float32 (non-tensor-core) FMA
+rate. A tenth step, ``act4.sgemm_tf32``, is the same product on TF32 tensor cores in Triton, graded
+against cuBLAS with TF32 on (below).
 
 The speed marks grow along the path: the naive kernel earns full marks at a few percent of cuBLAS,
-the vectorised one at 0.55x. The worklog's path on an A6000 reached 1.3%, 8.5%, 13%, 37%, 69% and
-78% of cuBLAS. cuBLAS gains more than the early, cache-bound steps from an H100/H200 (it runs at
-about 76% of the FMA peak there, 60% on the A6000), so the early ratios shrink by about a quarter;
-full marks sit below what each step's reference solution reaches, and tests/gpu/tune_act4_sgemm.py
-measures both. The reference solution of the last step must reach 0.70x cuBLAS on an H100/H200.
+the warp-tiled one at 0.75x. The worklog's path on an A6000 reached 1.3%, 8.5%, 13%, 37%, 69%, 78%
+and (warp tiling) 94% of cuBLAS. cuBLAS gains more than the early, cache-bound steps from an
+H100/H200 (it runs at about 76% of the FMA peak there, 60% on the A6000), so the early ratios shrink
+by about a quarter; full marks sit below what each step's reference solution reaches, and
+tests/gpu/tune_act4_sgemm.py and tune_act4_warptile.py measure both. On an H200, before the split of
+the vectorised step into steps 6 to 8, the six steps measured 0.01x, 0.11x, 0.17x, 0.31x, 0.41x and
+(the three changes of steps 6 to 8 at once) 0.83x. The reference solution of the warp-tiled step must
+reach 0.90x cuBLAS on an H100/H200 (a target, not yet measured).
 
 Every SGEMM step's spec sets ``tolerance_factor = 16``: every kernel of the progression gives each
 output element to one thread that adds its K products one after another; cuBLAS may sum in another
@@ -34,7 +40,7 @@ from __future__ import annotations
 
 import torch
 
-from ..baselines import ieee_fp32_matmul
+from ..baselines import ieee_fp32_matmul, tf32_matmul
 
 
 def describe_size(size) -> str:
@@ -72,6 +78,27 @@ def sgemm_library(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
 def sgemm_bytes(size) -> float:
     m, n, k = size
     return float(m * k + k * n + m * n) * 4.0
+
+
+# --- TF32: float32 A and B on tensor cores, cuBLAS with TF32 on ---------------------------------------
+
+
+def round_to_tf32(x: torch.Tensor) -> torch.Tensor:
+    """float32 rounded to nearest even at TF32's 10 mantissa bits (Inf and NaN kept): what a TF32
+    tensor core multiplies."""
+    bits = x.contiguous().view(torch.int32)
+    rounded = (bits + (((bits >> 13) & 1) + 0xFFF)) & ~0x1FFF
+    special = (bits & 0x7F800000) == 0x7F800000
+    return torch.where(special, bits, rounded).view(torch.float32)
+
+
+def sgemm_tf32_library(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+    """cuBLAS on TF32 tensor cores (the setting restored after). A CPU has no TF32: there the inputs
+    are rounded to TF32 first, so the derived tolerance has a TF32 product's error on every device."""
+    if A.is_cuda:
+        with tf32_matmul():
+            return torch.matmul(A, B)
+    return torch.matmul(round_to_tf32(A), round_to_tf32(B))
 
 
 # --- Triton matmul: bfloat16 or float16 A and B, float32 accumulation, cuBLAS -------------------------

@@ -1,0 +1,1 @@
+"""Act 4, SGEMM step 8: double buffering."""
