@@ -89,9 +89,11 @@ def flash_backward(q, k, v, o, lse, do, causal: bool) -> tuple[torch.Tensor, tor
 
 
 def cudnn_backward(q, k, v, o, lse, do, causal: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """cuDNN's attention backward alone, on the same saved O and L; its forward saves L as (B, H, S, 1)."""
+    """cuDNN's attention backward alone, on the same saved O and L; its forward saves L as (B, H, S, 1).
+    Unlike the flash operator it checks that its random-number tensors are on the inputs' device,
+    unused at dropout 0 or not (tests/gpu/probe_cudnn_backward.py)."""
     s = q.shape[2]
-    rng = _UNUSED_RNG
+    rng = _UNUSED_RNG.to(q.device)
     return torch.ops.aten._scaled_dot_product_cudnn_attention_backward(do, q, k, v, o, lse.unsqueeze(-1), rng, rng, None, None, None, s, s, 0.0, causal)
 
 
