@@ -10,8 +10,9 @@ both operands are K-major; then a sweep of the warp-tiling kernel's tile shapes
 driver reports them. Writes every timing as act4_warptile_tuning.json into $GPU_OUT (the GPU run's
 working folder; _build/ when run by hand).
 
-Run on a GPU (about 80 s on an H100/H200, most of it compiling; --tf32-only: cuBLAS and step 10
-alone, about 30 s):
+Run on a GPU (the CUDA C steps and sweep took about a minute on an H100/H200, most of it compiling;
+step 10's six fixed variants add an estimated 20 to 30 s, not yet measured; --tf32-only runs cuBLAS
+and step 10 alone):
 python tests/gpu/tune_act4_warptile.py [--tf32-only]
 """
 
