@@ -74,7 +74,7 @@ class KernelStages(TimedWindows):
         clock = [time.monotonic()]
         inputs = p.make_inputs(size, secrets.randbits(62), self.device)
         reference = p.reference(**inputs)
-        tol = checking.derive_tolerance(reference, p.library(**inputs), self.out_dtype, p.tolerance_factor)
+        tol = checking.problem_tolerance(p, inputs, reference, p.library(**inputs), self.out_dtype)
         shared_inputs = shared.Inputs(inputs, self.device, g.shared_folder, self.arena)
         _synchronize(self.device)
         clock.append(time.monotonic())

@@ -92,6 +92,8 @@ class Problem:
         of an input (counted by the Triton interpreter on a CPU: a one-pass exercise sets 1);
         solution_extra_ratio -> when set, the ratio to every extra library the reference solution must
         also reach.
+    error_model(**inputs) -> optional: an answer at the task's precision whose error, where larger
+        than the library's, sets the tolerance instead (autograder.checking.derive_tolerance).
     """
 
     name: str
@@ -125,6 +127,7 @@ class Problem:
     max_launches: int | None = None
     max_reads: int | None = None
     solution_extra_ratio: float | None = None
+    error_model: Callable[..., Any] | None = None
 
     kind: ClassVar[str] = "kernel"
 

@@ -222,7 +222,7 @@ def measure(problem, fn: Callable, size: Any, seed: int, entry: dict, budget_s: 
     generator = torch.Generator(device=device).manual_seed(seed ^ 0x5EED)
 
     reference = problem.reference(**inputs)
-    tol = checking.derive_tolerance(reference, problem.library(**inputs), out_dtype, problem.tolerance_factor)
+    tol = checking.problem_tolerance(problem, inputs, reference, problem.library(**inputs), out_dtype)
     # The check inside the loop compares with the library's own answer, which is itself up to
     # library_max_error from the truth: allow both errors.
     loop_tol = checking.Tolerance(atol=2 * tol.atol + tol.library_max_error, rtol=2 * tol.rtol, library_max_error=0.0)

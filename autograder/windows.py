@@ -188,7 +188,7 @@ class TimedWindows:
         to the library's error from the truth, so both errors are allowed)."""
         p = self.problem
         reference = p.reference(**private)
-        tol = checking.derive_tolerance(reference, expected, self.out_dtype, p.tolerance_factor)
+        tol = checking.problem_tolerance(p, private, reference, expected, self.out_dtype)
         self._loop_tolerance = checking.Tolerance(atol=2 * tol.atol + tol.library_max_error, rtol=2 * tol.rtol, library_max_error=0.0)
         message = self._screen_output(answer, reference)
         if message is not None or copy is None:

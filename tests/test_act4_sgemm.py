@@ -457,3 +457,27 @@ def test_tf32_tolerance_passes_truncation_and_fails_bfloat16_inputs():
         assert checking.check_case(p, p.library, size, seed=300 + i, device="cpu", prepared=prepared).passed, size
         assert checking.check_case(p, truncated, size, seed=300 + i, device="cpu", prepared=prepared).passed, size
         assert not checking.check_case(p, bf16_inputs, size, seed=300 + i, device="cpu", prepared=prepared).passed, size
+
+
+def _truncated_tf32(x: torch.Tensor) -> torch.Tensor:
+    """float32 truncated to TF32's 10 mantissa bits: the farthest a right TF32 kernel's inputs go."""
+    return (x.contiguous().view(torch.int32) & ~0x1FFF).view(torch.float32)
+
+
+@pytest.mark.parametrize("size", [(1, 2049, 300), (2049, 1, 300)])
+def test_tf32_skinny_shapes_get_a_tf32_allowance_when_cublas_runs_them_in_float32(size):
+    # On an H200, cuBLAS with TF32 on ran these matrix-vector shapes in plain float32: with that as the
+    # library, the allowance comes from the error model (TF32 inputs), so a kernel that truncates its
+    # inputs to TF32 passes and one that rounds them to bfloat16 still fails.
+    problem = dataclasses.replace(registry.get("act4.sgemm_tf32"), library=act4_matmul.sgemm_library)
+    inputs = problem.make_inputs(size, 11, "cpu")
+    reference = problem.reference(**inputs)
+    a, b = inputs["A"], inputs["B"]
+    tol = checking.problem_tolerance(problem, inputs, reference, problem.library(**inputs), torch.float32)
+    assert tol.atol >= problem.tolerance_factor * float((act4_matmul.sgemm_tf32_error_model(a, b).double() - reference).abs().max())
+    assert tol.library_max_error < tol.atol / 100
+    assert checking.compare(_truncated_tf32(a) @ _truncated_tf32(b), reference, tol)[0]
+    assert not checking.compare(a.bfloat16().float() @ b.bfloat16().float(), reference, tol)[0]
+    # Without the error model the float32 library's error alone fails the truncating kernel (the bug).
+    bare = checking.problem_tolerance(dataclasses.replace(problem, error_model=None), inputs, reference, problem.library(**inputs), torch.float32)
+    assert not checking.compare(_truncated_tf32(a) @ _truncated_tf32(b), reference, bare)[0]

@@ -167,3 +167,12 @@ def test_guarded_blocks_see_the_last_guard_byte_and_ignore_other_tensors():
     block.view(torch.uint8)[4000 + canary.GUARD_BYTES - 1] = 0
     assert blocks.wrote_past_the_end(block) is True
     assert blocks.wrote_past_the_end(torch.empty(1000)) is None
+
+
+def test_an_error_model_larger_than_the_library_error_sets_the_tolerance():
+    ref = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    lib = (ref + torch.tensor([0.0, 1e-6, 0.0], dtype=torch.float64)).float()
+    model = (ref + torch.tensor([0.0, 0.0, 1e-3], dtype=torch.float64)).float()
+    tol = checking.derive_tolerance(ref, lib, torch.float32, factor=4.0, model_out=model)
+    assert tol.atol == pytest.approx(4e-3, rel=1e-3) and tol.library_max_error == pytest.approx(1e-6, rel=0.2)
+    assert checking.derive_tolerance(ref, model, torch.float32, 4.0, model_out=lib).atol == pytest.approx(tol.atol)

@@ -5,7 +5,7 @@ it. The registry finds every folder under autograder/problems/ that holds a spec
 A spec's ``kind`` (default "kernel") says which of the grader's three kinds of problem it is:
 - "kernel": names, sizes, dtypes, tolerance, speed metric and scale, points; ``reference.py``
   defines ``make_inputs``, ``reference``, ``library``, ``bytes_moved``, ``flops`` and optionally
-  ``describe_size``, ``baseline`` and ``extra_libraries`` (autograder.problem.Problem).
+  ``describe_size``, ``baseline``, ``extra_libraries`` and ``error_model`` (autograder.problem.Problem).
 - "exact": a Python answer with one right value; ``reference.py`` defines ``make_cases`` and
   ``reference`` and optionally ``judge`` (answers with tensors, or right within a derived bound) and
   ``describe_case`` (how the report names a case whose arguments are too long to print);
@@ -40,7 +40,7 @@ PROBLEMS_ROOT = Path(__file__).resolve().parent
 TOP_LEVEL = {"kind", "name", "title", "notebook", "function", "language", "library_name", "out_dtype", "compute_dtype", "tolerance_factor", "allowed_library_kernels", "solution_library_ratio", "min_compute_capability", "max_launches", "max_reads", "solution_extra_ratio"}
 TABLES = {"sizes": {"test", "cpu_test", "bench"}, "speed": {"metric", "zero_at", "full_at", "solution_target"}, "points": {"correctness", "speed"}}
 REQUIRED_FUNCTIONS = ("make_inputs", "reference", "library", "bytes_moved", "flops")
-OPTIONAL_FUNCTIONS = ("describe_size", "baseline", "extra_libraries")
+OPTIONAL_FUNCTIONS = ("describe_size", "baseline", "extra_libraries", "error_model")
 # The Python exercises' specs: what each kind may say, and what its reference.py defines.
 ANSWER_KEYS = {"exact": {"kind", "name", "title", "notebook", "function", "rel_tol"}, "measured": {"kind", "name", "title", "notebook", "function", "arguments", "compute_dtype", "ceiling_dtypes"}}
 ANSWER_FUNCTIONS = {"exact": ("make_cases", "reference"), "measured": ("make_ops", "judge")}
