@@ -107,23 +107,26 @@ def _worker_command(args, assignment: str, student: str) -> list[str]:
     return command
 
 
-def run(args) -> int:
-    """``python -m autograder class``: see the module's docstring."""
+def plan(args) -> tuple[Path, Path, Path | None, list[str]] | int:
+    """``python -m autograder class``'s folders and assignments, or its exit status where there is
+    nothing to grade (no release folder; ``--merge-only``, which writes the CSVs here). The grading
+    itself is ``run`` on one host, or autograder.ray_engine on a Ray cluster (cli picks)."""
     submitted, out = Path(args.submitted), Path(args.out)
     release = Path(args.release) if args.release else None
     if release is not None and not release.is_dir():
         print(f"no release folder {release}: pass --release with nbgrader's release folder (exercises/ in this course)")
         return 2
-    device = grading.pick_device()
     todo_assignments = args.assignment or assignments(submitted)
     if args.merge_only:
         for assignment in todo_assignments:
             report(out, assignment)
         return 0
-    if args.ray is not None:
-        from . import ray_engine
+    return submitted, out, release, todo_assignments
 
-        return ray_engine.run(args, submitted, out, release, todo_assignments)
+
+def run(args, submitted: Path, out: Path, release: Path | None, todo_assignments: list[str]) -> int:
+    """The class graded on this host: see the module's docstring."""
+    device = grading.pick_device()
     gpus = visible_gpus() if device == "cuda" else []
     if args.gpus and args.gpus != "all":
         gpus = [g.strip() for g in args.gpus.split(",") if g.strip()]

@@ -146,7 +146,14 @@ def validate(args) -> int:
 
 
 def grade_class(args) -> int:
-    return classroom.run(args)
+    planned = classroom.plan(args)
+    if isinstance(planned, int):
+        return planned
+    if args.ray is None:
+        return classroom.run(args, *planned)
+    from . import ray_engine
+
+    return ray_engine.run(args, *planned)
 
 
 def gradebook(args) -> int:

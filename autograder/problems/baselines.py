@@ -17,46 +17,28 @@ SDPA_LABELS = {
 
 
 @contextlib.contextmanager
+def _fp32_matmul(tf32: bool):
+    matmul = torch.backends.cuda.matmul
+    # torch >= 2.9: the new flag only; reading the legacy allow_tf32 after the new API was used raises
+    # an error.
+    name, value = ("fp32_precision", "tf32" if tf32 else "ieee") if hasattr(matmul, "fp32_precision") else ("allow_tf32", tf32)
+    previous = getattr(matmul, name)
+    setattr(matmul, name, value)
+    try:
+        yield
+    finally:
+        setattr(matmul, name, previous)
+
+
 def ieee_fp32_matmul():
     """float32 matmuls in true float32 (TF32 off) inside the block; the previous setting comes back after."""
-    matmul = torch.backends.cuda.matmul
-    if hasattr(matmul, "fp32_precision"):
-        # torch >= 2.9: the new flag only; reading the legacy allow_tf32 after the new API was used
-        # raises an error.
-        previous = matmul.fp32_precision
-        matmul.fp32_precision = "ieee"
-        try:
-            yield
-        finally:
-            matmul.fp32_precision = previous
-    else:
-        previous = matmul.allow_tf32
-        matmul.allow_tf32 = False
-        try:
-            yield
-        finally:
-            matmul.allow_tf32 = previous
+    return _fp32_matmul(tf32=False)
 
 
-@contextlib.contextmanager
 def tf32_matmul():
     """float32 matmuls on TF32 tensor cores (inputs rounded to 10 mantissa bits, float32 sums) inside
     the block; the previous setting comes back after."""
-    matmul = torch.backends.cuda.matmul
-    if hasattr(matmul, "fp32_precision"):
-        previous = matmul.fp32_precision
-        matmul.fp32_precision = "tf32"
-        try:
-            yield
-        finally:
-            matmul.fp32_precision = previous
-    else:
-        previous = matmul.allow_tf32
-        matmul.allow_tf32 = True
-        try:
-            yield
-        finally:
-            matmul.allow_tf32 = previous
+    return _fp32_matmul(tf32=True)
 
 
 def sdpa(backend: str):
