@@ -20,7 +20,7 @@ JOBS ?= auto
 # each other and with the processes they start, and spinning took 40% more CPU on two cores.
 PYTEST := OMP_WAIT_POLICY=PASSIVE $(VPY) -m pytest -q -n $(JOBS) --dist loadgroup
 
-.PHONY: all setup book exercises test test-all lint test-gpu test-gpu-adversarial test-gpu-book test-gpu-stability test-gpu-class test-gpu-multi test-gpu-all clean
+.PHONY: all setup book exercises test test-all lint test-gpu test-gpu-adversarial test-gpu-book test-gpu-stability test-gpu-class test-gpu-ncu test-gpu-multi test-gpu-all clean
 
 all: book
 
@@ -75,6 +75,11 @@ test-gpu-stability:
 # time per student per act (tests/gpu/grade_class.py; CLASS_ASSIGNMENTS picks acts).
 test-gpu-class:
 	STEPS="class" bash tests/gpu/run.sh "$(OUT)"
+
+# Nsight Compute's counters of the SGEMM steps, the transpose, the reduction and the strided read
+# (tests/gpu/profile_ncu.py): the numbers the book's profiling tables quote.
+test-gpu-ncu:
+	STEPS="ncu" bash tests/gpu/run.sh "$(OUT)"
 
 # On a host with 2 or more GPUs (issue 22): Act 5's ring against NCCL, NCCL's bus bandwidth per size and the
 # GPU-to-GPU copy (results/act5/*.json in the archive), and the book's demos with the NCCL plot measured.

@@ -106,6 +106,9 @@ has adversarial && step pytest-isolation-gpu timeout "${ISOLATION_S:-420}" "${PY
 # ADVERSARIAL_K narrows the verdicts (a -k expression: 156 of them took more than 350 s on two H100s);
 # each verdict and its explanation is kept in verdicts/ of the archive as soon as it is known.
 has adversarial && step pytest-adversarial-gpu timeout "${ADVERSARIAL_S:-300}" "${PYTEST[@]}" -m gpu -n $((${ADVERSARIAL_N:-6} * NGPU)) -v -k "test_verdict_on_gpu and (${ADVERSARIAL_K:-not nothing})" tests/adversarial
+# Nsight Compute's counters of the kernels the book explains (the SGEMM steps, Act 1's transpose and
+# reduction, the strided read), into ncu/ of the archive (tests/gpu/profile_ncu.py; about 2 minutes).
+has ncu && step ncu timeout "${NCU_S:-300}" "$PY" tests/gpu/profile_ncu.py
 # A small class and two students who hand in every act, graded by `python -m autograder class` with
 # one worker per GPU: its CSVs and each student's seconds per act (book/teaching/index.md).
 has class && step class timeout "${CLASS_S:-540}" "$PY" tests/gpu/grade_class.py "$RUN/class"
