@@ -414,14 +414,15 @@ def test_warptiling_configurations_compile_without_spills_and_state_their_regist
 # --- step 10: TF32 tensor cores ------------------------------------------------------------------------
 
 
-def test_tf32_library_turns_tf32_on_for_the_call_and_rounds_on_a_cpu(monkeypatch):
+def test_tf32_library_turns_tf32_on_for_the_call_and_the_error_model_rounds(monkeypatch):
     a = torch.randn(64, 300, generator=torch.Generator().manual_seed(3))
     b = torch.randn(300, 32, generator=torch.Generator().manual_seed(4))
     rounded = act4_matmul.round_to_tf32(a)
     assert torch.equal(act4_matmul.round_to_tf32(rounded), rounded)
     assert float((rounded - a).abs().div(a.abs()).max()) <= 2.0**-11
     assert torch.equal(rounded.view(torch.int32) & 0x1FFF, torch.zeros_like(rounded, dtype=torch.int32))
-    torch.testing.assert_close(act4_matmul.sgemm_tf32_library(a, b), act4_matmul.round_to_tf32(a) @ act4_matmul.round_to_tf32(b))
+    torch.testing.assert_close(act4_matmul.sgemm_tf32_error_model(a, b), act4_matmul.round_to_tf32(a) @ act4_matmul.round_to_tf32(b))
+    torch.testing.assert_close(act4_matmul.sgemm_tf32_library(a, b), a @ b)
     special = torch.tensor([float("inf"), float("-inf"), float("nan"), 0.0])
     assert torch.equal(act4_matmul.round_to_tf32(special)[:2], special[:2]) and act4_matmul.round_to_tf32(special)[2].isnan()
     matmul = torch.backends.cuda.matmul
