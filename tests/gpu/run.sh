@@ -41,8 +41,11 @@ pack() {
 # "notebooks" stands for both "solutions" (the solution notebooks that time kernels and the other
 # timing-sensitive GPU tests, one at a time) and "exercises" (the untouched exercises and the
 # solution notebooks with only exact answers, eight at a time).
+# "adversarial" stands for "isolation" (the cases graded alone and the crash, leak and endless-kernel
+# tests) and "verdicts" (the other cases, several at a time), which a call can also take one at a time.
 STEPS="${STEPS:-bench book notebooks adversarial}"
 STEPS="${STEPS/notebooks/solutions exercises}"
+STEPS="${STEPS/adversarial/isolation verdicts}"
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 # The folder is named the way the book finds runs (autograder/results.py): a run that builds the
 # benchmark tables is a benchmark run, the one the book shows once it is the newest.
@@ -55,8 +58,13 @@ export GPU_RUN_DIR="$RUN"
 DEADLINE=$((SECONDS + ${TOTAL_S:-560}))
 step doctor "$PY" -m autograder doctor --remeasure
 if has tune; then
-  for script in tests/gpu/tune_*.py; do
-    step "tune-$(basename "$script" .py)" timeout "${TUNE_S:-150}" "$PY" "$script"
+  # TUNE_SCRIPTS narrows them: space-separated paths, each with its arguments after a colon
+  # (tests/gpu/tune_act4_warptile.py:--tf32-only).
+  for spec in ${TUNE_SCRIPTS:-tests/gpu/tune_*.py}; do
+    script=${spec%%:*}
+    arguments=()
+    [[ "$spec" == *:* ]] && read -r -a arguments <<< "${spec#*:}"
+    step "tune-$(basename "$script" .py)" timeout "${TUNE_S:-150}" "$PY" "$script" "${arguments[@]}"
   done
 fi
 # Without the notebooks step, the benchmark grades every solution itself.
@@ -84,6 +92,10 @@ fi
 # the solutions take about 8 minutes, so they run in two calls and the benchmark tables are built
 # from both calls' graded results (`python -m autograder bench --from DIR` needs no GPU).
 has solutions && step pytest-gpu timeout "${NOTEBOOKS_S:-480}" "${PYTEST[@]}" "${SPREAD[@]}" -m "gpu and not multigpu" -v --durations=12 -k "not stability and not test_untouched_exercise and not test_exact_solution and (${SOLUTIONS_K:-not nothing})" tests/gpu
+# How long a learner waits for a graded cell, a judge started ahead as after a notebook's set-up
+# cell (tests/gpu/grading_time.py; TIMING_PROBLEMS names the solutions, each graded three times).
+# shellcheck disable=SC2086
+has timing && step grading-time timeout "${TIMING_S:-300}" "$PY" tests/gpu/grading_time.py --ahead "$RUN/grading-time.json" ${TIMING_PROBLEMS:-act0.vector_add act4.flash_attention}
 # Act 5's speed needs several GPUs visible at once: its tests run without pinning, only where there
 # are 2 or more GPUs (STEPS="multigpu" alone: `make test-gpu-multi`, issue 22's measurement).
 # MULTIGPU_K narrows it (a pytest -k expression), e.g. to the ring once NCCL's tables are measured;
@@ -102,10 +114,10 @@ has exercises && step pytest-exercises-gpu timeout "${EXERCISES_S:-240}" "${PYTE
 # beyond their calls and those that must PASS (tests/adversarial/cases.py: three gradings on one
 # H200 rejected two honest vector adds whose windows held the others' GPU work). -v prints each verdict as it
 # finishes, so a step cut off by its limit still names its failures.
-has adversarial && step pytest-isolation-gpu timeout "${ISOLATION_S:-420}" "${PYTEST[@]}" "${SPREAD[@]}" -m gpu -v -k "not test_verdict_on_gpu" tests/adversarial
+has isolation && step pytest-isolation-gpu timeout "${ISOLATION_S:-420}" "${PYTEST[@]}" "${SPREAD[@]}" -m gpu -v -k "not test_verdict_on_gpu and (${ISOLATION_K:-not nothing})" tests/adversarial
 # ADVERSARIAL_K narrows the verdicts (a -k expression: 156 of them took more than 350 s on two H100s);
 # each verdict and its explanation is kept in verdicts/ of the archive as soon as it is known.
-has adversarial && step pytest-adversarial-gpu timeout "${ADVERSARIAL_S:-300}" "${PYTEST[@]}" -m gpu -n $((${ADVERSARIAL_N:-6} * NGPU)) -v -k "test_verdict_on_gpu and (${ADVERSARIAL_K:-not nothing})" tests/adversarial
+has verdicts && step pytest-adversarial-gpu timeout "${ADVERSARIAL_S:-300}" "${PYTEST[@]}" -m gpu -n $((${ADVERSARIAL_N:-6} * NGPU)) -v -k "test_verdict_on_gpu and (${ADVERSARIAL_K:-not nothing})" tests/adversarial
 # Nsight Compute's counters of the kernels the book explains (the SGEMM steps, Act 1's transpose and
 # reduction, the strided read), into ncu/ of the archive (tests/gpu/profile_ncu.py; about 2 minutes).
 has ncu && step ncu timeout "${NCU_S:-300}" "$PY" tests/gpu/profile_ncu.py

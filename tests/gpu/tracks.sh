@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Several `tests/gpu/run.sh` calls at once on one host of several GPUs, each on GPUs of its own, so
+# one 10-minute call holds work that would take several on one GPU. Each argument is one track: its
+# settings as run.sh reads them (VAR=value words, values without spaces, or quoted for the shell),
+# with GPUS=2,3 giving it GPUs 2 and 3 (default: GPU i for the i-th track). Track i's archive lands
+# in OUT/t<i>/gpu-results.tar.gz and its printed log in OUT/t<i>.log: two files per track, since a
+# call returns only a few files.
+#
+#     bash tests/gpu/tracks.sh OUT "STEPS=ncu" "STEPS=timing TIMING_PROBLEMS=act0.vector_add" \
+#         "GPUS=2,3 STEPS=verdicts ADVERSARIAL_N=6"
+set -uo pipefail
+OUT="${1:?usage: tracks.sh OUT TRACK...}"
+shift
+mkdir -p "$OUT"
+index=0
+pids=()
+for track in "$@"; do
+  mkdir -p "$OUT/t$index"
+  (
+    GPUS=$index
+    eval "export $track"
+    CUDA_VISIBLE_DEVICES=$GPUS exec bash "$(dirname "$0")/run.sh" "$OUT/t$index"
+  ) > "$OUT/t$index.log" 2>&1 &
+  pids+=($!)
+  echo "track $index ($track): pid ${pids[-1]}"
+  index=$((index + 1))
+done
+status=0
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || status=1
+  echo "== track $i:"
+  tail -n "${TRACK_TAIL:-12}" "$OUT/t$i.log"
+done
+exit "$status"
