@@ -95,3 +95,14 @@ class Sampler:
                 self.data_peak = max(self.data_peak, data_bytes(found))
             count += 1
             self._stop.wait(SAMPLE_S)
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """The CPU time ``pid`` has used so far, all its threads, user and system (None if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            # The command name (field 2) may hold spaces: the fields after it follow its ")".
+            fields = f.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from . import osguard, wire
+from . import osguard, rss, wire
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -143,6 +143,11 @@ class Session:
             wire.send(self._to_worker, request)
         except OSError:
             self._gone("sending to it")
+
+    def cpu_seconds(self) -> float | None:
+        """The worker's CPU time so far, read from /proc (the worker cannot touch it): how the judge
+        tells a worker still launching a window's calls from one that waits."""
+        return rss.cpu_seconds(self.process.pid)
 
     def readable(self, timeout: float) -> bool:
         """Whether the worker's next message has begun to arrive within ``timeout`` seconds."""

@@ -110,6 +110,7 @@ class TimedWindows:
             raw, answer, copies = timer.call(
                 send=lambda gate: session.send_only({"op": "call", "ids": ids, "gate": gate}),
                 ready=session.readable,
+                cpu_s=session.cpu_seconds,
                 receive=lambda: session.receive(g.remaining(), "a timed call")[0],
                 refill=refill,
                 read=read,
@@ -210,6 +211,7 @@ class TimedWindows:
         raw, _, _ = timer.call(
             send=lambda gate: g.helper.send_only({"op": "call", "ids": [self._null_id], "gate": gate, "entry": "null_entry"}),
             ready=g.helper.readable,
+            cpu_s=g.helper.cpu_seconds,
             receive=lambda: g.helper.receive(g.remaining(), "a calibration call")[0],
             refill=lambda: None,
             read=lambda answer: [self.reader.view(meta) for meta in answer["outputs"]],

@@ -116,3 +116,45 @@ def test_the_judges_shared_blocks_are_whole_2_mib_pages():
 
     mib = 1 << 20
     assert [whole_pages(n) for n in (0, 1, 2 * mib, 2 * mib + 1, 7 * 1000**3)] == [2 * mib, 2 * mib, 2 * mib, 4 * mib, 3338 * 2 * mib]
+
+
+class _Worker:
+    """A worker whose answer arrives after ``answer_s`` seconds, using ``busy`` CPU seconds per second
+    until then; ``ready`` advances a fake clock instead of sleeping."""
+
+    def __init__(self, answer_s: float, busy: float) -> None:
+        self.now, self.answer_s, self.busy = 0.0, answer_s, busy
+
+    def ready(self, timeout: float) -> bool:
+        if self.now + timeout >= self.answer_s:
+            self.now = self.answer_s
+            return True
+        self.now += timeout
+        return False
+
+    def cpu_s(self) -> float:
+        return self.busy * min(self.now, self.answer_s)
+
+
+def test_the_window_waits_for_a_worker_that_is_still_launching():
+    worker = _Worker(answer_s=1.2, busy=0.9)
+    assert crosstime.answered(worker.ready, worker.cpu_s)
+    assert worker.now == 1.2
+
+
+def test_a_worker_that_waits_without_working_gets_the_first_wait_only():
+    worker = _Worker(answer_s=1.2, busy=0.01)
+    assert not crosstime.answered(worker.ready, worker.cpu_s)
+    assert worker.now <= crosstime.LAUNCH_WAIT_S + crosstime.LAUNCH_STEP_S + 1e-9
+
+
+def test_a_busy_worker_is_waited_for_no_longer_than_the_cap():
+    worker = _Worker(answer_s=60.0, busy=1.0)
+    assert not crosstime.answered(worker.ready, worker.cpu_s)
+    assert worker.now <= crosstime.LAUNCH_WAIT_MAX_S + 1e-9
+
+
+def test_without_the_workers_cpu_time_the_first_wait_decides():
+    worker = _Worker(answer_s=0.5, busy=1.0)
+    assert not crosstime.answered(worker.ready, None)
+    assert crosstime.answered(_Worker(answer_s=0.1, busy=0.0).ready, None)

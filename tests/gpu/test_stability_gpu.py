@@ -47,6 +47,11 @@ def test_reference_solution_grades_the_same_every_time(problem):
                 "max_points": problem.max_points,
                 "metric": result.get("speed_metric", {}).get("value", 0.0),
                 "ratios": [row.get("ratio", 0.0) for row in result["speed"]],
+                # What a rejection said and what each size was charged: a false rejection is
+                # diagnosed from the record alone.
+                "message": result.get("message") if result["status"] != "PASS" else None,
+                "ms": [[row["candidate"]["median_ms"], row["library"]["median_ms"]] for row in result["speed"]],
+                "charged_more": [row.get("charged_more") for row in result["speed"]],
             }
         )
         _save(out, problem.name, rows)
