@@ -65,6 +65,8 @@ class Raw:
     window_us: float  # T0 -> T1
     copy_gap_us: float  # T1 -> start of the judge's copy of the output
     copy_us: float  # the copy itself
+    calls: int = 1  # the calls of the window, which share its charge
+    queued: bool = True  # every call was launched before the window started
 
 
 @dataclass
@@ -140,7 +142,8 @@ class CrossTimer:
         # judge's own host work (opening the outputs' memory) never falls between the worker's
         # last call and the copy, so a gap there can only be the worker's GPU work.
         answer, views = None, None
-        if answered(ready, cpu_s):
+        queued = answered(ready, cpu_s)
+        if queued:
             answer = receive()
             views = read(answer) or []
         with torch.cuda.stream(self.stream):
@@ -182,6 +185,7 @@ class CrossTimer:
             window_us=e_t0.elapsed_time(e_t1) * 1e3,
             copy_gap_us=e_t1.elapsed_time(e_copy0) * 1e3,
             copy_us=e_copy0.elapsed_time(e_copy1) * 1e3,
+            queued=queued,
         )
         return raw, answer, copies
 

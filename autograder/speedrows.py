@@ -63,21 +63,20 @@ def measure(grading, stages) -> None:
         pre_us, copy_us = _median([r.pre_us for r in library]), _median([r.copy_us for r in library])
         ref = crosstime.Reference(switch_us=yours_us, pre_us=pre_us, copy_us=copy_us)
         library_ref = crosstime.Reference(switch_us=library_us, pre_us=pre_us, copy_us=copy_us)
-        count = batches[label]
         # A window's charge is shared by its calls; each call counts for the honesty check.
-        mine = [(c / count, why) for c, why in (crosstime.charge(r, ref) for r in learner_raws[label])]
-        charged[f"timed {label}"] = [c for c, _ in mine for _ in range(count)]
+        mine = [(c / r.calls, why, r.calls) for r, (c, why) in ((r, crosstime.charge(r, ref)) for r in learner_raws[label])]
+        charged[f"timed {label}"] = [c for c, _, calls in mine for _ in range(calls)]
         row = {
             "size": size if isinstance(size, (int, float, str)) else repr(size),
-            "calls_per_window": count,
-            "candidate": summarise([c for c, _ in mine]),
-            "library": summarise([crosstime.charge(r, library_ref)[0] / count for r in library]),
+            "calls_per_window": batches[label],
+            "candidate": summarise([c for c, _, _ in mine]),
+            "library": summarise(per_call(library, library_ref)),
             "bytes_moved": float(p.bytes_moved(size)),
             "flops": float(p.flops(size)),
             "floor_ms": timing.floor_ms(p, size, g.result.ceilings),
             "wrong_timed_outputs": wrong[label],
-            "extra_libraries": {name: summarise([crosstime.charge(r, library_ref)[0] / count for r in raws]) for name, raws in extra_raws.get(label, {}).items()},
-            "charged_more": _reasons(mine),
+            "extra_libraries": {name: summarise(per_call(raws, library_ref)) for name, raws in extra_raws.get(label, {}).items()},
+            "charged_more": _reasons([(c, why) for c, why, _ in mine]),
             "segments_us": {"yours": _segments(learner_raws[label]), "library": _segments(library)},
             # What each worker said launching a window took (its own clock): for diagnosis only.
             "reported_launch_us": {who: _median(values) for who, values in launches.get(label, {}).items() if values},
@@ -141,6 +140,12 @@ def calibration_note(calibrations: list[float]) -> str | None:
     if high > (1 + CALIBRATION_SPREAD) * low:
         return f"the cost of switching between processes on this GPU changed during the grading ({low:.0f} us and {high:.0f} us)"
     return None
+
+
+def per_call(raws: list, ref) -> list[float]:
+    """Each window's charge shared by its own calls (a library whose calls could not all be queued
+    ahead of their window runs fewer a window than the learner's function)."""
+    return [crosstime.charge(r, ref)[0] / r.calls for r in raws]
 
 
 def _segments(raws: list) -> dict:

@@ -158,3 +158,13 @@ def test_without_the_workers_cpu_time_the_first_wait_decides():
     worker = _Worker(answer_s=0.5, busy=1.0)
     assert not crosstime.answered(worker.ready, None)
     assert crosstime.answered(_Worker(answer_s=0.1, busy=0.0).ready, None)
+
+
+def test_each_window_is_shared_by_its_own_calls():
+    raws = [crosstime.Raw(pre_us=400.0, window_us=1300.0, copy_gap_us=1.0, copy_us=90.0, calls=4), crosstime.Raw(pre_us=400.0, window_us=700.0, copy_gap_us=1.0, copy_us=90.0, calls=2)]
+    assert speedrows.per_call(raws, REF) == [250.0, 200.0]
+
+
+def test_a_window_counts_one_queued_call_unless_told():
+    raw = crosstime.Raw(pre_us=400.0, window_us=1000.0, copy_gap_us=1.0, copy_us=90.0)
+    assert (raw.calls, raw.queued) == (1, True)
