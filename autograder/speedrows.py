@@ -78,6 +78,10 @@ def measure(grading, stages) -> None:
             "extra_libraries": {name: summarise(per_call(raws, library_ref)) for name, raws in extra_raws.get(label, {}).items()},
             "charged_more": _reasons([(c, why) for c, why, _ in mine]),
             "segments_us": {"yours": _segments(learner_raws[label]), "library": _segments(library)},
+            # The library's calls per window (fewer than the learner's where its calls could not all
+            # be queued ahead), and the windows that started before every call was launched.
+            "library_calls_per_window": min((r.calls for r in library), default=None),
+            "unqueued_windows": {"yours": sum(not r.queued for r in learner_raws[label]), "library": sum(not r.queued for r in library)},
             # What each worker said launching a window took (its own clock): for diagnosis only.
             "reported_launch_us": {who: _median(values) for who, values in launches.get(label, {}).items() if values},
         }

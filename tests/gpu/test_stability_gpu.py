@@ -52,6 +52,8 @@ def test_reference_solution_grades_the_same_every_time(problem):
                 "message": result.get("message") if result["status"] != "PASS" else None,
                 "ms": [[row["candidate"]["median_ms"], row["library"]["median_ms"]] for row in result["speed"]],
                 "charged_more": [row.get("charged_more") for row in result["speed"]],
+                "calls_per_window": [[row.get("calls_per_window"), row.get("library_calls_per_window")] for row in result["speed"]],
+                "unqueued_windows": [row.get("unqueued_windows") for row in result["speed"]],
             }
         )
         _save(out, problem.name, rows)
