@@ -114,6 +114,10 @@ def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _shown(value: float) -> str:
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.3f}"
+
+
 def judge(got, expected: dict, case: dict) -> str | None:
     """A profiled access: each prediction within TOLERANCE of the H100's counter, named with both
     values where it is not. Any other access: the rules' answer exactly (up to float rounding)."""
@@ -132,7 +136,7 @@ def judge(got, expected: dict, case: dict) -> str | None:
         measured = read(counters)
         if abs(got[key] - measured) > TOLERANCE * measured:
             return (
-                f"[{key!r}] is {got[key]:,.6g}, but Nsight Compute measured {measured:,.6g} on the H100 ({name} of {kernel}): "
+                f"[{key!r}] is {_shown(got[key])}, but Nsight Compute measured {_shown(measured)} on the H100 ({name} of {kernel}): "
                 f"{abs(got[key] - measured) / measured:.1%} off, more than the {TOLERANCE:.0%} allowed"
             )
     return None
