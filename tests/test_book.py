@@ -130,5 +130,5 @@ def test_act1_generations_table_agrees_with_the_exercise_spec_table() -> None:
     toc = (REPO_ROOT / "_toc.yml").read_text(encoding="utf-8")
     for page_name in ("index", "launch-mapping", "memory-hierarchy", "coalescing", "generations", "measure-hierarchy", "exercises"):
         assert f"book/act1-hierarchy/{page_name}" in toc
-    for notebook in ("indexing_2d", "transpose", "reduction", "gpu_generations"):
+    for notebook in ("indexing_2d", "transpose", "reduction", "gpu_generations", "predict_traffic"):
         assert f"exercises/act1-hierarchy/{notebook}" in toc

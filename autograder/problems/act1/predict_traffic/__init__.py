@@ -1,0 +1,1 @@
+"""Predict the traffic, then check it against Nsight Compute: sectors and bytes of Act 1's strided read and transposes."""

@@ -1,0 +1,18 @@
+# expect: FAIL
+# devices: cpu cuda
+# entry: predict_traffic
+# says: dram__bytes_read.sum of strided_read_32
+# DRAM read in whole 128-byte lines: right up to 64 bytes apart, twice the measured bytes at stride 32.
+def predict_traffic(access: dict) -> dict:
+    if access["pattern"] == "strided_read":
+        n, stride = access["n"], access["stride"]
+        apart = 4 * stride
+        return {
+            "sectors_per_request": min(apart, 32),
+            "l2_read_bytes": n * min(apart, 32),
+            "l2_write_sectors": n * 4 // 32,
+            "dram_read_bytes": n * min(apart, 128),
+        }
+    elements = access["rows"] * access["cols"]
+    written = elements if access["pattern"] == "transpose_naive" else elements * 4 // 32
+    return {"sectors_per_request": 4, "l2_read_bytes": elements * 4, "l2_write_sectors": written, "dram_read_bytes": elements * 4}
