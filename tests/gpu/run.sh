@@ -124,6 +124,9 @@ PER_GPU=$("$PY" -c "import torch; print(6 if torch.cuda.get_device_properties(0)
 # ADVERSARIAL_K narrows the verdicts (a -k expression: 156 of them took more than 350 s on two H100s);
 # each verdict and its explanation is kept in verdicts/ of the archive as soon as it is known.
 has verdicts && step pytest-adversarial-gpu timeout "${ADVERSARIAL_S:-300}" "${PYTEST[@]}" --timeout="$GRADING_S" -m gpu -n $((${ADVERSARIAL_N:-$PER_GPU} * NGPU)) -v -k "test_verdict_on_gpu and (${ADVERSARIAL_K:-not nothing})" tests/adversarial
+# How many launches a stream takes behind an unwritten wait word before the host blocks
+# (tests/gpu/probe_launch_queue.py): the depth behind autograder.windows' halving of the library's calls.
+has probe && step probe-launch-queue timeout "${PROBE_S:-240}" "$PY" tests/gpu/probe_launch_queue.py "$RUN/launch-queue.json"
 # Nsight Compute's counters of the kernels the book explains (the SGEMM steps, Act 1's transpose and
 # reduction, the strided read), into ncu/ of the archive (tests/gpu/profile_ncu.py; about 2 minutes).
 has ncu && step ncu timeout "${NCU_S:-300}" "$PY" tests/gpu/profile_ncu.py
