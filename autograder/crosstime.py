@@ -121,14 +121,16 @@ class CrossTimer:
     def handle(self) -> str:
         return self.flags.handle
 
-    def call(self, send: Callable[[int], None], ready: Callable[[float], bool], receive: Callable[[], dict], refill: Callable[[], None], read: Callable[[dict], list[torch.Tensor] | None], deadline_s: float, held: bool = True, cpu_s: Callable[[], float | None] | None = None) -> tuple[Raw, dict, list[torch.Tensor]]:
+    def call(self, send: Callable[[int], None], ready: Callable[[float], bool], receive: Callable[[], dict], refill: Callable[[], None], read: Callable[[dict], list[torch.Tensor] | None], deadline_s: float, held: bool = True, cpu_s: Callable[[], float | None] | None = None, reads: int = 0) -> tuple[Raw, dict, list[torch.Tensor]]:
         """One timed window: ``send(gate)`` asks the worker for its calls, ``ready(seconds)`` says
         whether its answer has arrived within that long (``cpu_s()``: the worker's CPU seconds so
         far, to wait longer while it is launching), ``receive()`` gets it, ``read(answer)``
         returns the worker's outputs (views through IPC) or None. Returns the event times, the
         answer and the judge's own copies of the outputs. ``held``: the judge's stream waits until
         its work before T0 is all queued; a warm-up window, whose ``refill`` may load copy kernels
-        for the first time, passes False."""
+        for the first time, passes False. ``reads``: the judge copies at least this many outputs
+        (the window's own again, round and round, discarded), so that its read after a window that
+        holds fewer calls costs what it does after the windows it is compared with."""
         self.calls += 1
         gate = self.calls
         e_pre, e_t0, e_t1, e_copy0, e_copy1 = self._events[:5]
@@ -170,12 +172,9 @@ class CrossTimer:
             except BaseException:
                 self._release(done, gate)
                 raise
-        copies = []
         with torch.cuda.stream(self.stream):
             e_copy0.record()
-            for view in views:
-                copies.append(torch.empty_like(view, memory_format=torch.contiguous_format))
-                copies[-1].copy_(view)
+            copies, _ = copy_outputs(views, reads)
             e_copy1.record()
         if not _wait(e_copy1, deadline_s):
             self._release(done, gate)
@@ -194,6 +193,20 @@ class CrossTimer:
         for a worker that is gone."""
         cuda_driver.write_value(self.rescue_stream, done, gate)
         _wait_stream(self.stream, 30.0)
+
+
+def copy_outputs(views: list[torch.Tensor], reads: int = 0) -> tuple[list[torch.Tensor], int]:
+    """The judge's copies of a window's outputs, and how many it made: at least ``reads``, the
+    outputs again round and round (those copies discarded), so that reading a window of fewer
+    calls costs what reading a full one does."""
+    copies, made = [], max(len(views), reads) if views else 0
+    for index in range(made):
+        view = views[index % len(views)]
+        copy = torch.empty_like(view, memory_format=torch.contiguous_format)
+        copy.copy_(view)
+        if index < len(views):
+            copies.append(copy)
+    return copies, made
 
 
 def answered(ready: Callable[[float], bool], cpu_s: Callable[[], float | None] | None) -> bool:

@@ -87,19 +87,23 @@ class TimedWindows:
         # warm-up's calls cannot all be launched before their window starts, as when an eager
         # library's dozens of kernels a call fill the launch queue behind the go word; their
         # launching would otherwise be timed. The learner's windows keep their size whatever its
-        # code does: how the learner is timed is never the learner's to change.
+        # code does: how the learner is timed is never the learner's to change. The judge's own work
+        # around a window (refilling every set of inputs, reading ``count`` outputs) stays the same
+        # whatever the window holds: the learner's segments are judged against the library's, and
+        # a library window of half the calls made the learner's refill look like its GPU work (on
+        # four H100s every fused decode layer was charged twice its time and rejected).
         active = [count]
         adapts = session is g.helper
 
         def draw() -> None:
             # Drawn before the timer's head start: a generator may wait for the GPU.
             current["inputs"] = []
-            for _ in range(active[0]):
+            for _ in range(count):
                 fresh = p.make_inputs(size, draws.getrandbits(62), "cuda")
                 current["inputs"].append({name: _same_kind(fresh.get(name), value) for name, value in private.items()})
 
         def refill() -> None:
-            for tensors, inputs in zip(shared_sets[: active[0]], current["inputs"], strict=True):
+            for tensors, inputs in zip(shared_sets, current["inputs"], strict=True):
                 for name, value in inputs.items():
                     if isinstance(value, torch.Tensor):
                         tensors[name].copy_(value)
@@ -123,6 +127,7 @@ class TimedWindows:
                 read=read,
                 deadline_s=g.remaining(),
                 held=held,
+                reads=count,
             )
             raw.calls = active[0]
             if "error" in answer:
@@ -133,7 +138,7 @@ class TimedWindows:
                 return raw, 0
             wrong = 0
             metas = answer.get("outputs") if len(copies) == active[0] else None
-            for index, inputs in enumerate(current["inputs"]):
+            for index, inputs in enumerate(current["inputs"][: active[0]]):
                 wrong += 0 if self._timed_output_ok(size, answer, metas, copies, index, inputs, checked) else 1
             torch.cuda.synchronize()
             return raw, wrong
@@ -153,7 +158,7 @@ class TimedWindows:
             active[0] //= 2
             warm, _ = one_window(held=False)
         # The refill launches one copy per tensor (and the flush one kernel).
-        held = sum(len(tensors) for tensors in shared_sets[: active[0]]) + 1 <= crosstime.HELD_LAUNCHES_MAX
+        held = sum(len(tensors) for tensors in shared_sets) + 1 <= crosstime.HELD_LAUNCHES_MAX
         if phase:
             g.watch(session, f"warm-up {phase}", "stop")
         if not checked or checked["case"]["passed"]:

@@ -168,3 +168,13 @@ def test_each_window_is_shared_by_its_own_calls():
 def test_a_window_counts_one_queued_call_unless_told():
     raw = crosstime.Raw(pre_us=400.0, window_us=1000.0, copy_gap_us=1.0, copy_us=90.0)
     assert (raw.calls, raw.queued) == (1, True)
+
+
+def test_the_read_after_a_window_of_fewer_calls_copies_as_many_outputs_as_a_full_one():
+    outputs = [torch.arange(4.0) + index for index in range(3)]
+    copies, made = crosstime.copy_outputs(outputs, reads=8)
+    assert made == 8
+    assert len(copies) == 3 and all(torch.equal(copy, output) for copy, output in zip(copies, outputs, strict=True))
+    assert all(copy.data_ptr() != output.data_ptr() for copy, output in zip(copies, outputs, strict=True))
+    assert crosstime.copy_outputs(outputs)[1] == 3
+    assert crosstime.copy_outputs([], reads=8) == ([], 0)
