@@ -15,6 +15,7 @@ NULL_CALLS = 20
 # Two calibrations of the switch between contexts (before the learner's code is loaded and after it
 # is gone) that differ by more than this are reported: the GPU's scheduling changed meanwhile.
 CALIBRATION_SPREAD = 0.25
+SHORTEST_S = 1e-12
 
 
 def measure(grading, stages) -> None:
@@ -85,8 +86,10 @@ def measure(grading, stages) -> None:
             # What each worker said launching a window took (its own clock): for diagnosis only.
             "reported_launch_us": {who: _median(values) for who, values in launches.get(label, {}).items() if values},
         }
-        seconds = row["candidate"]["median_ms"] * 1e-3
-        library_seconds = row["library"]["median_ms"] * 1e-3
+        # A call charged nothing (its window no longer than the switch) is below any physical floor,
+        # which the verdict says; its rates are huge but finite.
+        seconds = max(row["candidate"]["median_ms"] * 1e-3, SHORTEST_S)
+        library_seconds = max(row["library"]["median_ms"] * 1e-3, SHORTEST_S)
         row.update(bandwidth=row["bytes_moved"] / seconds, library_bandwidth=row["bytes_moved"] / library_seconds, ratio=library_seconds / seconds)
         g.result.speed.append(SpeedRow.from_dict(row))
     g.result.honesty = Honesty.from_dict(honesty.judge_gpu(g.phases, g.own_kernels, p.allowed_library_kernels, charged))

@@ -117,6 +117,17 @@ def test_the_result_goes_to_json_and_back_unchanged():
     assert unknown.extra == {"a_newer_key": 1} and unknown.to_dict()["a_newer_key"] == 1
 
 
+def test_a_call_or_an_extra_baseline_charged_nothing_is_scored_not_crashed():
+    row = _judge_row(1 << 24, 0.6)
+    row["extra_libraries"]["cuDNN"]["median_ms"] = 0.0
+    result = verdict.score(VECTOR_ADD, _judged([row, _judge_row(1 << 26, 0.6)]), "cuda")
+    assert result["status"] == "PASS" and result["speed"][0]["extra_libraries"]["cuDNN"].get("ratio") is None
+    row = _judge_row(1 << 24, 0.6)
+    row["candidate"]["median_ms"] = 0.0
+    result = verdict.score(VECTOR_ADD, _judged([row, _judge_row(1 << 26, 0.6)]), "cuda")
+    assert result["status"] == "REJECT" and result["points"] == 0 and result["speed"][0]["below_floor"]
+
+
 def test_scoring_a_judged_result_applies_the_floor_from_its_rows():
     result = verdict.score(VECTOR_ADD, _judged([_judge_row(1 << 24, 1.5), _judge_row(1 << 26, 0.6)]), "cuda")
     assert result["status"] == "REJECT" and result["points"] == 0
