@@ -47,7 +47,8 @@ LAUNCH_WAIT_MAX_S, LAUNCH_STEP_S, LAUNCHING_SHARE = 2.0, 0.05, 0.2
 SLACK_FACTOR, SLACK_US = 1.25, 30.0
 # A held stream takes at most this many launches of the judge's before T0: launches queue on the
 # device only so deep, and a launch past that depth waits for the hold the host has not yet lifted
-# (2,000 one-element copies behind a hold hung an H200). A refill of more inputs runs unheld.
+# (2,000 one-element copies behind a hold hung an H200). The refill of a window's inputs is one copy
+# (autograder.windows stages them in a block of their own), so it is always held.
 HELD_LAUNCHES_MAX = 256
 # A copy queued before the output was done starts within this long after T1.
 PROMPT_COPY_US = 20.0

@@ -75,7 +75,7 @@ class Inputs:
             offsets[name] = total
             total += -(-span_bytes(value.shape, value.stride(), value.element_size()) // ALIGN) * ALIGN
         block = (arena or Arena()).reserve(total) if device == "cuda" and tensors else None
-        self._block = block
+        self._block, self._offsets, self._total = block, offsets, total
         for name, value in values.items():
             if name not in tensors:
                 self._descriptors.append({"name": name, "kind": "scalar", "value": value})
@@ -99,6 +99,23 @@ class Inputs:
     def describe(self) -> list[dict]:
         return self._descriptors
 
+    def staging(self) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """A private copy of the shared block (on a GPU) and each tensor's place in it: inputs written
+        there reach the shared tensors in one copy (``refill_from``), however many they are."""
+        stage = self._whole().clone()
+        return stage, {name: place(stage, self._offsets[name], shared) for name, shared in self.tensors.items()}
+
+    def refill_from(self, stage: torch.Tensor) -> None:
+        """Every shared tensor from ``stage`` (made by ``staging``), in one copy on the current stream."""
+        self._whole().copy_(stage)
+
+    def _whole(self) -> torch.Tensor:
+        from . import cuda_driver
+
+        if self._block is None:
+            raise ValueError("only inputs shared on a GPU lie in one block")
+        return cuda_driver.as_tensor(self._block.ptr, max(self._total, 1), torch.uint8, (max(self._total, 1),), (1,), owner=self._block)
+
     def release(self) -> None:
         """Remove the files of CPU inputs (the judge's mapping stays valid until it is dropped)."""
         for path in self._paths:
@@ -106,6 +123,30 @@ class Inputs:
                 os.unlink(path)
             except OSError:
                 pass
+
+
+def shared_sets_of(private: dict, count: int, device: str, folder: str | None = None, arena=None) -> tuple[list[dict], list[list[dict]], Inputs]:
+    """``count`` shared copies of one call's inputs (on a GPU, in one allocation): the tensors of
+    each for the judge to refill, the descriptors of each for the worker to open, and the block
+    that holds them all."""
+    combined = {f"{index}/{name}": value for index in range(count) for name, value in private.items()}
+    inputs = Inputs(combined, device, folder, arena)
+    tensors: list[dict] = [{} for _ in range(count)]
+    descriptors: list[list[dict]] = [[] for _ in range(count)]
+    for described in inputs.describe():
+        index, name = described["name"].split("/", 1)
+        descriptors[int(index)].append({**described, "name": name})
+        if described["name"] in inputs.tensors:
+            tensors[int(index)][name] = inputs.tensors[described["name"]]
+    return tensors, descriptors, inputs
+
+
+def place(buffer: torch.Tensor, offset: int, like: torch.Tensor) -> torch.Tensor:
+    """A tensor of ``like``'s type, shape and strides lying in the bytes ``buffer[offset:]``."""
+    nbytes = span_bytes(like.shape, like.stride(), like.element_size())
+    whole = (nbytes // like.element_size()) * like.element_size()
+    flat = buffer[offset : offset + whole].view(like.dtype)
+    return flat.as_strided(tuple(like.shape), tuple(like.stride())) if like.dim() else buffer[offset : offset + like.element_size()].view(like.dtype).reshape(())
 
 
 def _map_file(path: str, nbytes: int, dtype, shape, strides, create: bool) -> torch.Tensor:

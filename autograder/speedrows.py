@@ -79,8 +79,9 @@ def measure(grading, stages) -> None:
             "extra_libraries": {name: summarise(per_call(raws, library_ref)) for name, raws in extra_raws.get(label, {}).items()},
             "charged_more": _reasons([(c, why) for c, why, _ in mine]),
             "segments_us": {"yours": _segments(learner_raws[label]), "library": _segments(library)},
-            # The library's calls per window (fewer than the learner's where its calls could not all
-            # be queued ahead), and the windows that started before every call was launched.
+            # The library's calls per window (the learner's too: both are fitted to what the library
+            # can queue ahead, before either is timed), and the windows that started before every
+            # call was launched.
             "library_calls_per_window": min((r.calls for r in library), default=None),
             "unqueued_windows": {"yours": sum(not r.queued for r in learner_raws[label]), "library": sum(not r.queued for r in library)},
             # What each worker said launching a window took (its own clock): for diagnosis only.
@@ -115,7 +116,7 @@ def _time_extras(g, stages, baseline, extra_raws: dict, library_nulls: dict) -> 
             for size in g.problem.bench_sizes:
                 label = _label(size)
                 g.select(g.helper, f"extra_{index}")
-                extra = stages.timed(g.helper, size, secrets.randbits(62), check=False, phase=None)
+                extra = stages.timed(g.helper, size, secrets.randbits(62), check=False, phase=None, adapt=True)
                 extra_raws.setdefault(label, {})[name] = extra["raws"]
                 # The helper's nulls between any library's calls measure the same trusted switch.
                 library_nulls[label] += extra["nulls"]

@@ -13,13 +13,17 @@ import time
 
 import torch
 
-from . import checking, crosstime, shared, timing
+from . import checking, crosstime, timing
 from .session import WorkerGone
+from .shared import shared_sets_of
 
 # Ids of shared inputs, unique across every KernelStages of a judge (its workers keep them by id).
 INPUT_IDS = itertools.count(1)
 
 WARMUP_WINDOWS = 3
+# Fitting the calls per window to the library: the first window loads and compiles, the second says
+# whether a window's calls can all be launched before it starts.
+FIT_WARMUP_WINDOWS = 2
 # A timed window holds several calls when one call is short, so the switch between processes
 # (about 300 us on an H100, drifting by tens of microseconds within a grading) stays a small share
 # of what is measured: windows last at least this long at the physical floor ...
@@ -44,8 +48,9 @@ class TimedWindows:
     def plan_windows(self) -> dict:
         """Calls per timed window at each benchmark size, the same for the learner and the library:
         enough that a window lasts BATCH_WINDOW_US at this GPU's physical floor, within a share of
-        its memory. Decided before the learner's code is loaded, from the problem and the GPU
-        alone, so nothing the learner does changes it."""
+        its memory, and no more than the library's calls that can all be launched before a window
+        starts (``fit_windows``). Decided before the learner's code is loaded, from the problem, the
+        library and the GPU alone, so nothing the learner does changes it."""
         p = self.problem
         total = torch.cuda.get_device_properties(0).total_memory
         free, _ = torch.cuda.mem_get_info()
@@ -56,57 +61,84 @@ class TimedWindows:
             inputs = p.make_inputs(size, secrets.randbits(62), "cuda")
             out = p.library(**inputs)
             tensor_bytes = sum(v.numel() * v.element_size() for v in inputs.values() if isinstance(v, torch.Tensor))
-            # The judge's drawn and shared inputs, the worker's output and the judge's copy of it.
+            # The judge's staged and shared inputs, the worker's output and the judge's copy of it.
             per_call = 2 * tensor_bytes + 2 * out.numel() * out.element_size()
             planned[size_repr(size)] = batch_size(floor_us, per_call, int(memory))
             del inputs, out
         torch.cuda.empty_cache()
-        return planned
+        return self.fit_windows(planned)
 
-    def timed(self, session, size, seed: int, check: bool, phase: str | None) -> dict:
+    def fit_windows(self, planned: dict) -> dict:
+        """``planned`` halved (down to one call) at each size where the library's calls of a window
+        cannot all be launched before it starts, found with the library's own warm-up windows in
+        the trusted helper. An eager library of dozens of kernels a call fills the launch queue
+        behind the go word, and the rest of its launching is timed (four H100s measured an eager
+        decode layer at 1.6-5.4 ms a call that way, 0.14 ms queued). The learner gets the same
+        windows, so both sides are timed alike; a library that cannot be tried here keeps the plan
+        (its own timing reports why)."""
+        g = self.g
+        g.windows = dict(planned)
+        fitted = dict(planned)
+        try:
+            g.select(g.helper, "library_entry")
+            for size in self.problem.bench_sizes:
+                if planned[size_repr(size)] > 1:
+                    fitted[size_repr(size)] = self.timed(g.helper, size, secrets.randbits(62), check=False, phase=None, adapt=True, fit_only=True)["calls_per_window"]
+        except Exception:  # noqa: BLE001 -- the library's own timing, later, says what failed
+            return planned
+        return fitted
+
+    def timed(self, session, size, seed: int, check: bool, phase: str | None, adapt: bool = False, fit_only: bool = False) -> dict:
         """Warm-up and timed windows of ``session``'s function at one size; returns the raw event
         times per window, the calls per window, how many timed outputs were wrong, the trusted
         helper's null calls made between the windows (the switch between processes, measured while
         they ran) and, when ``check``, the correctness case of the first call (against the float64
         reference: the benchmark size is a correctness case too). Every call gets inputs drawn
         afresh by the problem's own generator and every output is read, so a timed call cannot be
-        told from a checked one and its tolerance holds for every draw."""
+        told from a checked one and its tolerance holds for every draw. ``adapt`` (the trusted
+        helper's calls only): fewer calls a window while the warm-up's cannot all be launched before
+        their window starts; ``fit_only``: stop after the warm-up, to learn that number."""
         p, g, timer = self.problem, self.g, self.g.timer
         draws = random.Random(seed)
         private = p.make_inputs(size, draws.getrandbits(62), "cuda")
         count = self.g.windows.get(size_repr(size), 1)
         with torch.cuda.stream(timer.stream):
-            shared_sets, descriptors = shared_sets_of(private, count, "cuda", arena=self.arena)
+            shared_sets, descriptors, block = shared_sets_of(private, count, "cuda", arena=self.arena)
+            # Fresh inputs are written here before a window and reach the shared block in one copy
+            # inside it: one launch, so the judge's stream is always held until its work before T0
+            # is queued, and that work runs at the GPU's pace whatever the number of inputs (copies
+            # launched one per tensor from Python stretched it with the judge's host, which read as
+            # the worker's GPU work when other gradings loaded the CPU).
+            stage, staged = block.staging()
         torch.cuda.synchronize()
+        staged_sets = [{name: staged[f"{index}/{name}"] for name in tensors} for index, tensors in enumerate(shared_sets)]
         ids = [next(INPUT_IDS) for _ in range(count)]
         for inputs_id, described in zip(ids, descriptors, strict=True):
             session.ask({"op": "inputs", "id": inputs_id, "inputs": described}, timeout=g.remaining())
         checked: dict = {}
         current: dict = {}
-        # The calls of each window: for the trusted helper, fewer (halved, down to one) while the
-        # warm-up's calls cannot all be launched before their window starts, as when an eager
-        # library's dozens of kernels a call fill the launch queue behind the go word; their
-        # launching would otherwise be timed. The learner's windows keep their size whatever its
-        # code does: how the learner is timed is never the learner's to change. The judge's own work
-        # around a window (refilling every set of inputs, reading ``count`` outputs) stays the same
-        # whatever the window holds: the learner's segments are judged against the library's, and
-        # a library window of half the calls made the learner's refill look like its GPU work (on
-        # four H100s every fused decode layer was charged twice its time and rejected).
+        # The calls of each window; fewer only where ``adapt``. The learner's windows keep their size
+        # whatever its code does: how the learner is timed is never the learner's to change. The
+        # judge's own work around a window (refilling every set of inputs, reading ``count``
+        # outputs) stays the same whatever the window holds, as the learner's segments are judged
+        # against the library's.
         active = [count]
-        adapts = session is g.helper
+        adapts = adapt and session is g.helper
 
         def draw() -> None:
-            # Drawn before the timer's head start: a generator may wait for the GPU.
+            # Drawn before the timer's head start: a generator may wait for the GPU. Each set is
+            # staged at once, so only one set of fresh tensors is alive at a time; the staged views
+            # are the inputs the outputs are checked against (untouched until the next draw).
             current["inputs"] = []
-            for _ in range(count):
+            for index in range(count):
                 fresh = p.make_inputs(size, draws.getrandbits(62), "cuda")
-                current["inputs"].append({name: _same_kind(fresh.get(name), value) for name, value in private.items()})
+                inputs = {name: _same_kind(fresh.get(name), value) for name, value in private.items()}
+                for name, view in staged_sets[index].items():
+                    view.copy_(inputs[name])
+                current["inputs"].append({name: staged_sets[index].get(name, value) for name, value in inputs.items()})
 
         def refill() -> None:
-            for tensors, inputs in zip(shared_sets, current["inputs"], strict=True):
-                for name, value in inputs.items():
-                    if isinstance(value, torch.Tensor):
-                        tensors[name].copy_(value)
+            block.refill_from(stage)
 
         def read(answer: dict) -> list[torch.Tensor] | None:
             outputs = answer.get("outputs")
@@ -147,7 +179,7 @@ class TimedWindows:
         if phase:
             g.watch(session, f"warm-up {phase}", "start")
         warming = time.monotonic()
-        for index in range(WARMUP_WINDOWS):
+        for index in range(FIT_WARMUP_WINDOWS if fit_only else WARMUP_WINDOWS):
             warm, _ = one_window(held=False)
             if checked and not checked["case"]["passed"]:
                 break
@@ -157,16 +189,14 @@ class TimedWindows:
         while adapts and not warm.queued and active[0] > 1:
             active[0] //= 2
             warm, _ = one_window(held=False)
-        # The refill launches one copy per tensor (and the flush one kernel).
-        held = sum(len(tensors) for tensors in shared_sets) + 1 <= crosstime.HELD_LAUNCHES_MAX
         if phase:
             g.watch(session, f"warm-up {phase}", "stop")
-        if not checked or checked["case"]["passed"]:
+        if not fit_only and (not checked or checked["case"]["passed"]):
             if phase:
                 g.watch(session, phase, "start")
             started = time.monotonic()
             while len(raws) < timing.MAX_CALLS:
-                raw, window_wrong = one_window(held)
+                raw, window_wrong = one_window()
                 raws.append(raw)
                 nulls.append(self.null_call())
                 wrong += window_wrong
@@ -242,21 +272,6 @@ def batch_size(floor_us: float, call_bytes: int, memory_bytes: int) -> int:
     wanted = MAX_BATCH if floor_us <= 0 else math.ceil(BATCH_WINDOW_US / floor_us)
     fits = memory_bytes // max(call_bytes, 1)
     return max(1, min(MAX_BATCH, wanted, fits))
-
-
-def shared_sets_of(private: dict, count: int, device: str, folder: str | None = None, arena=None) -> tuple[list[dict], list[list[dict]]]:
-    """``count`` shared copies of one call's inputs (on a GPU, in one allocation): the tensors of
-    each for the judge to refill, and the descriptors of each for the worker to open."""
-    combined = {f"{index}/{name}": value for index in range(count) for name, value in private.items()}
-    inputs = shared.Inputs(combined, device, folder, arena)
-    tensors: list[dict] = [{} for _ in range(count)]
-    descriptors: list[list[dict]] = [[] for _ in range(count)]
-    for described in inputs.describe():
-        index, name = described["name"].split("/", 1)
-        descriptors[int(index)].append({**described, "name": name})
-        if described["name"] in inputs.tensors:
-            tensors[int(index)][name] = inputs.tensors[described["name"]]
-    return tensors, descriptors
 
 
 def _same_kind(fresh, first):

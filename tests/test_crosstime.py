@@ -100,7 +100,7 @@ def test_each_call_of_a_window_gets_inputs_of_its_own(tmp_path):
     from autograder import shared, windows
 
     private = {"x": torch.randn(5), "y": torch.randn(2, 3), "n": 5}
-    tensors, descriptors = windows.shared_sets_of(private, 3, "cpu", str(tmp_path))
+    tensors, descriptors, _ = windows.shared_sets_of(private, 3, "cpu", str(tmp_path))
     assert [[d["name"] for d in described] for described in descriptors] == [["x", "y", "n"]] * 3
     opened = [shared.open_inputs(described, "cpu") for described in descriptors]
     for index, (mine, theirs) in enumerate(zip(tensors, opened, strict=True)):
@@ -178,3 +178,22 @@ def test_the_read_after_a_window_of_fewer_calls_copies_as_many_outputs_as_a_full
     assert all(copy.data_ptr() != output.data_ptr() for copy, output in zip(copies, outputs, strict=True))
     assert crosstime.copy_outputs(outputs)[1] == 3
     assert crosstime.copy_outputs([], reads=8) == ([], 0)
+
+
+def test_inputs_staged_in_a_block_of_their_own_reach_the_shared_block_in_one_copy(tmp_path, monkeypatch):
+    from autograder import shared
+
+    values = {"0/a": torch.randn(3, 5).t(), "0/b": torch.arange(7, dtype=torch.int32), "1/a": torch.randn(3, 5).t(), "1/s": torch.tensor(2.5), "1/n": 4}
+    inputs = shared.Inputs(values, "cpu", str(tmp_path))
+    block = torch.zeros(inputs._total, dtype=torch.uint8)
+    monkeypatch.setattr(shared.Inputs, "_whole", lambda self: block)
+    stage, staged = inputs.staging()
+    assert set(staged) == {"0/a", "0/b", "1/a", "1/s"}
+    assert all(view.shape == values[name].shape and view.stride() == values[name].stride() for name, view in staged.items())
+    for name, view in staged.items():
+        view.copy_(values[name])
+    assert not block.any()
+    inputs.refill_from(stage)
+    for name, value in values.items():
+        if isinstance(value, torch.Tensor):
+            assert torch.equal(shared.place(block, inputs._offsets[name], value), value)

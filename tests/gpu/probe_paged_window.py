@@ -85,13 +85,12 @@ def arena_producer(queue, done) -> None:
         reserve = shared.Arena.reserve
         shared.Arena.reserve = lambda self, nbytes: reserve(self, -(-nbytes // (2 << 20)) * (2 << 20))
     if variant == "torch":
-        made = windows.shared_sets_of(private, CALLS, "cuda", arena=_TorchArena(shared=True))
-        tensors, descriptors = made
+        tensors, descriptors, _ = windows.shared_sets_of(private, CALLS, "cuda", arena=_TorchArena(shared=True))
     elif variant == "per-set":
         made = [windows.shared_sets_of(private, 1, "cuda", arena=shared.Arena()) for _ in range(CALLS)]
         tensors, descriptors = [m[0][0] for m in made], [m[1][0] for m in made]
     else:
-        tensors, descriptors = windows.shared_sets_of(private, CALLS, "cuda", arena=shared.Arena())
+        tensors, descriptors, _ = windows.shared_sets_of(private, CALLS, "cuda", arena=shared.Arena())
     for index, set_tensors in enumerate(tensors):
         fresh = problem.make_inputs(SIZE, 200 + index, "cuda")
         for name, tensor in set_tensors.items():
