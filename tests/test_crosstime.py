@@ -197,3 +197,30 @@ def test_inputs_staged_in_a_block_of_their_own_reach_the_shared_block_in_one_cop
     for name, value in values.items():
         if isinstance(value, torch.Tensor):
             assert torch.equal(shared.place(block, inputs._offsets[name], value), value)
+
+
+def test_windows_are_fitted_to_the_library_before_either_side_is_timed():
+    from types import SimpleNamespace
+
+    from autograder import windows
+
+    selected, asked = [], []
+
+    class Stages(windows.TimedWindows):
+        def __init__(self, fails: bool = False) -> None:
+            self.problem = SimpleNamespace(bench_sizes=[1 << 20, (4, 8)])
+            self.g = SimpleNamespace(helper="helper", select=lambda session, entry: selected.append((session, entry)), windows={})
+            self.fails = fails
+
+        def timed(self, session, size, seed, check, phase, adapt=False, fit_only=False):
+            asked.append((session, size, check, adapt, fit_only, dict(self.g.windows)))
+            if self.fails:
+                raise RuntimeError("the library could not load")
+            return {"calls_per_window": 4}
+
+    planned = {1 << 20: 32, "(4, 8)": 1}
+    assert Stages().fit_windows(planned) == {1 << 20: 4, "(4, 8)": 1}
+    assert selected == [("helper", "library_entry")]
+    # Only a size of several calls is tried, in the library helper, warm-up only, from the plan.
+    assert asked == [("helper", 1 << 20, False, True, True, planned)]
+    assert Stages(fails=True).fit_windows(planned) == planned

@@ -54,9 +54,13 @@ def test_reference_solution_grades_the_same_every_time(problem):
                 "charged_more": [row.get("charged_more") for row in result["speed"]],
                 "calls_per_window": [[row.get("calls_per_window"), row.get("library_calls_per_window")] for row in result["speed"]],
                 "unqueued_windows": [row.get("unqueued_windows") for row in result["speed"]],
+                "segments_us": [row.get("segments_us") for row in result["speed"]],
+                "extra_ratios": [{name: extra.get("ratio") for name, extra in (row.get("extra_libraries") or {}).items()} for row in result["speed"]],
             }
         )
         _save(out, problem.name, rows)
     summary = stability.summarise({problem.name: rows})[problem.name]
+    # Both sides are timed in the windows fitted to the library before either ran.
+    assert all(mine == library for row in rows for mine, library in row["calls_per_window"]), [row["calls_per_window"] for row in rows]
     assert summary["false_rejections"] == 0, summary
     assert summary["metric_cv"] is None or summary["metric_cv"] < 0.05, summary

@@ -118,3 +118,33 @@ def test_read_only_and_write_only_streams_are_measured_beside_the_copy():
     assert set(streams) == {"read", "write"}
     for rate in streams.values():
         assert 0.4 * copy < rate["bytes_per_s"] < 2.5 * copy, (streams, copy)
+
+
+def test_a_windows_inputs_reach_the_shared_block_in_one_copy():
+    """The judge stages each window's fresh inputs (every set, every tensor) in a block of its own and
+    refills the shared block with one copy, whatever the number of tensors: here one decode layer's
+    inputs for 32 calls, more tensors than a held stream takes launches."""
+    import torch
+
+    from autograder import shared
+
+    problem = registry.get("act8.decode_layer")
+    size = problem.bench_sizes[0]
+    private = problem.make_inputs(size, 3, "cuda")
+    sets, _, block = shared.shared_sets_of(private, 32, "cuda", arena=shared.Arena())
+    stage, staged = block.staging()
+    fresh = []
+    for index in range(32):
+        inputs = problem.make_inputs(size, 100 + index, "cuda")
+        fresh.append(inputs)
+        for name in sets[index]:
+            staged[f"{index}/{name}"].copy_(inputs[name])
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        block.refill_from(stage)
+    torch.cuda.synchronize()
+    assert sum(len(tensors) for tensors in sets) > 256
+    for index, tensors in enumerate(sets):
+        for name, tensor in tensors.items():
+            assert torch.equal(tensor, fresh[index][name]), (index, name)
