@@ -9,7 +9,7 @@ import os
 import tempfile
 import time
 
-from . import library_helper
+from . import library_helper, shared
 from .result import ProblemResult
 from .session import Workers
 
@@ -25,6 +25,10 @@ class Grading:
         self.timer = None
         # Calls per timed window at each benchmark size (autograder.judging.KernelStages.plan_windows).
         self.windows: dict = {}
+        # The one block of shared inputs for the whole grading: the workers keep what they mapped of
+        # it, and memory freed under another process's mapping is undefined in CUDA's IPC, so the
+        # inputs of the windows fitted at planning time and of every later stage lie in it.
+        self.arena = shared.Arena()
         with open(job["module"], encoding="utf-8") as f:
             self.source = f.read()
         from . import registry

@@ -30,7 +30,7 @@ class KernelStages(TimedWindows):
         self.device = grading.device
         self.out_dtype = getattr(torch, self.problem.out_dtype)
         self.reader = shared.OutputReader() if self.device == "cuda" else None
-        self.arena = shared.Arena()
+        self.arena = grading.arena
 
     # -- correctness --------------------------------------------------------------------------------
     def correctness(self, timed: bool) -> None:
