@@ -102,18 +102,24 @@ class Inputs:
     def staging(self) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """A private copy of the shared block (on a GPU) and each tensor's place in it: inputs written
         there reach the shared tensors in one copy (``refill_from``), however many they are."""
-        stage = self._whole().clone()
+        whole = self._whole()
+        if whole is None:
+            return None, {}
+        stage = whole.clone()
         return stage, {name: place(stage, self._offsets[name], shared) for name, shared in self.tensors.items()}
 
-    def refill_from(self, stage: torch.Tensor) -> None:
+    def refill_from(self, stage: torch.Tensor | None) -> None:
         """Every shared tensor from ``stage`` (made by ``staging``), in one copy on the current stream."""
-        self._whole().copy_(stage)
+        whole = self._whole()
+        if whole is not None:
+            whole.copy_(stage)
 
-    def _whole(self) -> torch.Tensor:
+    def _whole(self) -> torch.Tensor | None:
+        """The shared block as bytes; None without tensors to share (scalars only)."""
         from . import cuda_driver
 
         if self._block is None:
-            raise ValueError("only inputs shared on a GPU lie in one block")
+            return None
         return cuda_driver.as_tensor(self._block.ptr, max(self._total, 1), torch.uint8, (max(self._total, 1),), (1,), owner=self._block)
 
     def release(self) -> None:
