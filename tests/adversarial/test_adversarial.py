@@ -3,6 +3,7 @@ on a GPU in the GPU run."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import tempfile
@@ -105,8 +106,12 @@ def _keep_verdict(case, result) -> None:
     if out:
         folder = os.path.join(out, "verdicts")
         os.makedirs(folder, exist_ok=True)
+        # What the speed was made of (each size's times, what was charged more, the windows), so a
+        # verdict off by its speed is diagnosed from the record alone.
+        speed = [{key: row.get(key) for key in ("size", "candidate", "library", "ratio", "calls_per_window", "charged_more", "segments_us", "unqueued_windows")} for row in result.get("speed") or []]
+        timing = {"speed_metric": result.get("speed_metric"), "graph": result.get("graph"), "speed": speed}
         with open(os.path.join(folder, f"{case.name.replace('/', '--')}.txt"), "w") as record:
-            record.write(f"expected {' or '.join(case.expect)}\n{_explain(result)}")
+            record.write(f"expected {' or '.join(case.expect)}\n{_explain(result)}\n{json.dumps(timing, default=str)}\n")
 
 
 @pytest.mark.gpu
