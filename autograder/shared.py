@@ -99,7 +99,7 @@ class Inputs:
     def describe(self) -> list[dict]:
         return self._descriptors
 
-    def staging(self) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    def staging(self) -> tuple[torch.Tensor | None, dict[str, torch.Tensor]]:
         """A private copy of the shared block (on a GPU) and each tensor's place in it: inputs written
         there reach the shared tensors in one copy (``refill_from``), however many they are."""
         whole = self._whole()

@@ -10,12 +10,12 @@ import time
 from . import crosstime, honesty, launch_count, timing
 from .judging import summarise
 from .result import BaselineRun, CaseResult, Honesty, SpeedRow
+from .speedunits import SHORTEST_S
 
 NULL_CALLS = 20
 # Two calibrations of the switch between contexts (before the learner's code is loaded and after it
 # is gone) that differ by more than this are reported: the GPU's scheduling changed meanwhile.
 CALIBRATION_SPREAD = 0.25
-SHORTEST_S = 1e-12
 
 
 def measure(grading, stages) -> None:
