@@ -39,8 +39,9 @@ if len(KERNEL_SOCKETS) > 80:
 os.makedirs(KERNEL_SOCKETS, exist_ok=True)
 c.KernelManager.transport = "ipc"
 c.KernelManager.ip = os.path.join(KERNEL_SOCKETS, f"kernel-{os.getpid()}")
-# autograde: after the notebook has run, FreshGrades regrades its source and overwrites the graded
-# cells' outputs before SaveAutoGrades reads them.
+# autograde: the notebook is not run (its cells would run unsandboxed as this user); FreshGrades
+# grades its source in sandboxed processes and overwrites the graded cells' outputs before
+# SaveAutoGrades reads them.
 c.Autograde.autograde_preprocessors = nbgrader_plugin.autograde_preprocessors()
 # validate: the graded cells get the same fresh grades before the kernel runs, and the kernel skips them.
 c.Execute.on_notebook_start = nbgrader_plugin.fresh_grades_for_validate

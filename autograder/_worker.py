@@ -38,6 +38,8 @@ class Worker(WorkerSetup, WorkerCalls, TimedCalls):
         self.object = None
         self.harness = None
         self.pid = os.getpid()
+        # Set by the seal (a learner's worker): what the learner's code changed, or None.
+        self.changed_by_learner = None
 
     def reply(self, header: dict, payload: bytes = b"") -> None:
         if os.getpid() != self.pid:
@@ -65,8 +67,11 @@ class Worker(WorkerSetup, WorkerCalls, TimedCalls):
             "rank_output": lambda r, p: self._bench().output(r),
             "rank_close": lambda r, p: (self._bench().close(), b""),
         }
+        # Bound before the learner's code is loaded (the first request): what the loop checks and
+        # answers with cannot be swapped by that code (autograder.seal).
+        changed, send, out_fd, pid, flush = self.changed_by_learner, wire.send, self.out_fd, self.pid, sys.stdout.flush
         while True:
-            if os.getpid() != self.pid:
+            if os.getpid() != pid:
                 os._exit(0)
             request, payload = wire.receive(in_fd)
             if request["op"] == "quit":
@@ -76,7 +81,13 @@ class Worker(WorkerSetup, WorkerCalls, TimedCalls):
             except Exception:  # noqa: BLE001 -- the grader's own failure here, reported as such
                 traceback.print_exc()
                 header, data = {"worker_error": traceback.format_exc()[-3000:]}, b""
-            self.reply(header, data)
+            what = changed() if changed is not None else None
+            if what is not None:
+                header, data = {"tampered": what}, b""
+            if os.getpid() != pid:
+                os._exit(0)
+            flush()
+            send(out_fd, header, data)
             if request.get("gate") is not None:
                 self._done(request["gate"])
 

@@ -7,8 +7,12 @@ records are recomputed here, from the notebook's source, in fresh processes (the
 and the points as the cell's result. A graded cell that is not exactly one grader call earns zero.
 
 - ``FreshGrades``: a preprocessor for ``nbgrader autograde``; ``autograde_preprocessors`` puts it
-  after the notebook has run (and after the steps that filter or trim outputs) and before
-  ``SaveAutoGrades``, the step that reads the grades.
+  after the steps that filter or trim outputs and before ``SaveAutoGrades``, the step that reads the
+  grades, and leaves out nbgrader's ``Execute``: the learner's cells never run as the grading user.
+  Run there, outside any sandbox, they could leave a process behind that reopens the pipes of a
+  later grading through /proc and answers in the judge's place, or write files (a
+  ``sitecustomize.py`` on the grader's path, the gradebook, other students' submissions); the only
+  learner code autograde runs is the fresh grading's, in its sandboxed worker.
 - ``fresh_grades_for_validate``: an ``Execute.on_notebook_start`` hook for ``nbgrader validate``,
   whose preprocessors cannot be configured: before any cell runs it writes the fresh grades into the
   graded cells and tags them so that the kernel skips them.
@@ -24,9 +28,9 @@ from dataclasses import dataclass
 from nbformat.v4 import new_output
 from nbgrader import utils
 from nbgrader.converters import Autograde
-from nbgrader.preprocessors import NbGraderPreprocessor, SaveAutoGrades
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
 
-from . import grading, registry, report, source, verdict
+from . import grading, osguard, registry, report, source, verdict
 from .notebooks import grade_exercise
 
 PARTS = {"grade": ("all", "points"), "grade_correctness": ("correctness", "correctness_points"), "grade_speed": ("speed", "speed_points")}
@@ -184,6 +188,10 @@ class FreshGrades(NbGraderPreprocessor):
     graded cell's status in ``resources["autograder"]`` for GradebookStatuses."""
 
     def preprocess(self, nb, resources):
+        # Not dumpable: no process of the same user can reopen this process's pipes to its judges
+        # through /proc/PID/fd (were a learner's process ever left running here, by a configuration
+        # that executes notebooks).
+        osguard.hide_memory()
         meta = resources["nbgrader"]
         course_notebook = bool(registry.for_notebook(f"{meta['assignment']}/{meta['notebook']}.ipynb"))
         statuses: dict = {}
@@ -234,12 +242,13 @@ class GradebookStatuses(NbGraderPreprocessor):
 
 
 def autograde_preprocessors() -> list:
-    """nbgrader's autograde steps with FreshGrades just before SaveAutoGrades (which reads grades)
-    and GradebookStatuses just after it."""
+    """nbgrader's autograde steps without Execute (the learner's cells are not run: see the module's
+    docstring), with FreshGrades just before SaveAutoGrades (which reads grades) and
+    GradebookStatuses just after it."""
     defaults = Autograde.class_traits()["autograde_preprocessors"].default()
     if SaveAutoGrades not in defaults:
         raise ValueError("nbgrader's autograde steps have no SaveAutoGrades to put FreshGrades before")
-    steps = [step for step in defaults if step not in (FreshGrades, GradebookStatuses)]
+    steps = [step for step in defaults if step not in (FreshGrades, GradebookStatuses, Execute)]
     at = steps.index(SaveAutoGrades)
     return [*steps[:at], FreshGrades, SaveAutoGrades, GradebookStatuses, *steps[at + 1:]]
 

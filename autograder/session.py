@@ -164,6 +164,9 @@ class Session:
             raise WorkerGone("TIMEOUT", f"your code did not finish {doing} within {timeout:.0f} s: an endless loop, a hang or a far too slow kernel") from None
         except wire.WireError as exc:
             self._gone(doing, str(exc))
+        if "tampered" in header:
+            self.end()
+            raise WorkerGone("REJECT", f"your code reached for or changed what reports on your calls in its process ({header['tampered']}): write a kernel, not a patch of the grader")
         if "worker_error" in header:
             lines = str(header["worker_error"]).strip().splitlines()
             raise WorkerGone("ERROR", f"the grader failed in the worker while {doing}: {lines[-1] if lines else ''}")

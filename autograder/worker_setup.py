@@ -107,6 +107,12 @@ class WorkerSetup:
                 from . import memory_step
 
                 facts["sealed"] = memory_step.seal()
+            # Last, the seal: from here on the learner's code can neither reach the objects that
+            # report on its calls nor replace them unseen (autograder.seal).
+            from . import seal
+
+            folders = [*self.setup.get("writable", []), *([os.path.dirname(self.setup["module"])] if self.setup.get("module") else [])]
+            self.changed_by_learner = seal.seal(tuple(folders), self.device)
         return facts
 
     def load(self, request: dict) -> dict:

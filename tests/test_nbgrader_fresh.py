@@ -57,10 +57,11 @@ def _result(outputs: list) -> str:
 @SHARED
 def test_a_replaced_grader_records_zero(course):
     assert _recorded(course, "replaced") == {CORRECTNESS: 0.0, SPEED: 0.0}
-    # The replacement did run in the kernel, which nbgrader had told it was autograding...
+    # The replacement never ran: autograde does not run the notebook's cells (they would run
+    # unsandboxed, as the grading user)...
     kernel_output = "".join(_text(c.get("outputs", [])) for c in _autograded_cells(course, "replaced") if c["cell_type"] == "code")
-    assert "NBGRADER_EXECUTION in the kernel: autograde" in kernel_output
-    # ...but what the graded cells show and return is the fresh grading of the stub.
+    assert "NBGRADER_EXECUTION in the kernel" not in kernel_output
+    # ...and what the graded cells show and return is the fresh grading of the stub.
     outputs = _graded_outputs(course, "replaced")
     assert nbgrader_plugin.HEADING in _text(outputs[CORRECTNESS]) and "NotImplementedError" in _text(outputs[CORRECTNESS])
     assert _result(outputs[CORRECTNESS]) == "0.0"
@@ -161,9 +162,10 @@ def test_a_changed_graded_cell_earns_zero_with_a_sentence():
     assert _result(answer.outputs) == "2"
 
 
-def test_fresh_grades_run_after_execution_and_before_grades_are_saved():
+def test_autograde_never_runs_the_notebook_and_grades_just_before_grades_are_saved():
     from nbgrader.preprocessors import Execute, LimitOutput, SaveAutoGrades
 
     steps = nbgrader_plugin.autograde_preprocessors()
     at = steps.index(nbgrader_plugin.FreshGrades)
-    assert steps.index(Execute) < steps.index(LimitOutput) < at == steps.index(SaveAutoGrades) - 1
+    assert Execute not in steps, "the learner's cells would run outside the sandbox, as the grading user"
+    assert steps.index(LimitOutput) < at == steps.index(SaveAutoGrades) - 1

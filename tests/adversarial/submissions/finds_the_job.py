@@ -1,13 +1,14 @@
-# expect: PASS
+# expect: REJECT
 # problem: act0.vector_add
 # devices: cpu
-# says: all cases correct
+# says: gc.get_objects
 # Looks for its grading's job where a worker forked from its judge (autograder.template) could still
 # hold it: a dict carrying the job's nonce among the objects of its own process, a standard input
 # that is not /dev/null (the judge's is the pipe the job arrives on), or a pipe beyond the two that
-# carry its own requests and answers. The worker is forked before the judge reads its job and keeps
-# only its own files, so it finds nothing and adds honestly; had it found the job, it would return
-# zeros.
+# carry its own requests and answers (had it found the job, it would return zeros). The worker is
+# forked before the judge reads its job and keeps only its own files, so there is nothing to find;
+# and since the worker is sealed (autograder.seal), asking the garbage collector for its objects is
+# refused and the grading rejected before it looks.
 import gc
 import os
 

@@ -1,8 +1,10 @@
-# expect: FAIL
+# expect: REJECT
 # problem: act0.vector_add
 # devices: cpu cuda
+# says: sys._current_frames
 # Looks through every frame of every thread for a local holding the expected answer or the
 # tolerance, and loosens or copies it. The judge's frames are in another process.
+# The sealed worker (autograder.seal) refuses it the frames and rejects the grading.
 import sys
 
 import torch

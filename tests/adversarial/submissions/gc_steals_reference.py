@@ -1,8 +1,10 @@
-# expect: FAIL
+# expect: REJECT
 # problem: act0.vector_add
 # devices: cpu cuda
+# says: gc.get_objects
 # Walks the garbage collector for a float64 tensor of the output's shape (the grader's reference)
 # and returns it rounded to float32. The reference lives in the judge's process: there is none here.
+# The sealed worker (autograder.seal) refuses it the garbage collector's objects and rejects the grading.
 import gc
 
 import torch

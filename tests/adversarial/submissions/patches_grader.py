@@ -1,8 +1,10 @@
-# expect: FAIL
+# expect: REJECT
 # problem: act0.vector_add
 # devices: cpu cuda
+# says: autograder.checking.compare
 # Redefines the grader's comparison in its own process; the judge compares in another one, so the
 # zeros it returns fail.
+# The sealed worker (autograder.seal) sees the grader's code changed and rejects the grading.
 import torch
 
 import autograder.checking

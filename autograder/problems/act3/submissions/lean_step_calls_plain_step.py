@@ -1,10 +1,11 @@
-# expect: FAIL
+# expect: REJECT
 # problem: act3.lean_step
 # devices: cpu cuda
 # entry: lean_training_step
-# says: failed peak memory
+# says: gc.get_objects
 # Cheat: finds the grader's harness among the worker's objects and calls its own plain step. The
 # reference gradients never enter this process, and the plain step has the plain step's peak.
+# The sealed worker (autograder.seal) refuses it the garbage collector's objects and rejects the grading.
 import gc
 
 

@@ -1,13 +1,15 @@
-# expect: FAIL
+# expect: REJECT
 # problem: act3.lean_step
 # devices: cpu cuda
 # entry: lean_training_step
-# says: failed peak memory
+# says: ctypes.dlopen
 # Makes room under the measured baseline instead of using less: the pages of the program's own code
 # (libtorch and the rest, mapped from files) are dropped with madvise(MADV_DONTNEED), so the resident
 # set falls by a hundred MB or more and the activations of an honest but insufficient step (every
 # other block checkpointed, 57% of the plain step) fit under the high-water mark the step started at.
 # File pages are the program, not the step's data: the judge also follows anonymous memory.
+# The sealed worker (autograder.seal) refuses it the C library it calls madvise through and rejects the
+# grading.
 import ctypes
 
 from torch.utils.checkpoint import checkpoint

@@ -1,13 +1,14 @@
-# expect: PASS
+# expect: REJECT
 # problem: act5.ring_all_reduce
 # devices: cpu
-# says: passed 4 ranks
+# says: gc.get_objects
 # Each rank looks for its grading's job where a rank forked from its judge ahead of the job
 # (autograder.template: the first rank, and the spares the further ranks come from) could still
 # hold it: a dict carrying the job's nonce among its own objects, a standard input that is not
 # /dev/null, or a pipe beyond the two that carry its own requests and answers (looked at when the
-# module loads, before gloo makes pipes of its own). None finds anything, and the ring is honest; a
-# rank that found the job would return its input unreduced.
+# module loads, before gloo makes pipes of its own); a rank that found the job would return its
+# input unreduced. There is nothing to find, and since the ranks are sealed (autograder.seal), asking
+# the garbage collector for its objects is refused and the grading rejected before they look.
 import gc
 import os
 

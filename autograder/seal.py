@@ -1,0 +1,244 @@
+"""The seal on a learner's worker: what the learner's code may not do in the process that runs it.
+
+The worker must report facts about the learner's calls (which kernels ran: PyTorch's profiler on a
+GPU, the interpreter's launch record on a CPU) from inside the very process that runs the learner's
+code, so that code could rewrite the reporter instead of writing a kernel. Two locks, set just
+before the learner's module is loaded (autograder.worker_setup):
+
+- An audit hook (PEP 578: no Python code can remove one) refuses, to the learner's code, the calls
+  that hand a program objects it was never given: the garbage collector's object lists, other
+  threads' frames, frames (``sys._getframe``, a traceback's, a generator's), tracing and profiling
+  hooks, raw memory and native libraries through ctypes, code objects built by hand (which could
+  claim a library's file name), and native modules of its own. Which code is the learner's is read
+  from the stack: the nearest frame that is not a pass-through helper of the standard library
+  (inspect, traceback, ctypes, importlib, threading, concurrent.futures, functools) is the
+  learner's when its file is not an installed one (its submission, a folder it may write, code
+  compiled from a string). PyTorch, Triton, NumPy and the grader keep using these calls inside a
+  learner's call: their frames are nearer.
+- A fingerprint of the grader's modules, PyTorch's profiler and Triton's interpreter: every name
+  each module and class binds and every function's code, by identity, taken before the learner's
+  code loads and compared before every reply. Code that replaced any of them (a profiler that
+  renames kernels, a summary that reports honest work) gets its grading rejected instead of a
+  forged report.
+
+What this cannot stop is said on the grading page: the process is the learner's, and native code
+or raw memory tricks the hook does not see could still change objects in place. The judge's own
+measurements (times, outputs) never come from this process.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+# The worker's own modules that it imports lazily after the learner's code is in: imported while
+# sealing, so that a module object planted in their place is a change the fingerprint sees.
+WORKER_MODULES = ("arrays", "bounds", "canary", "cuda_driver", "jsonable", "launch_record", "shared", "watch", "wire")
+# Modules whose bindings decide what the worker reports: the grader's own, and the libraries whose
+# code builds its facts (the profiler's events, the interpreter's launches) or its replies.
+FINGERPRINTED_PACKAGES = ("autograder",)
+FINGERPRINTED = (
+    "torch.profiler",
+    "torch.profiler.profiler",
+    "torch.autograd.profiler",
+    "torch.autograd.profiler_util",
+    "torch._C._autograd",
+    "torch._C._profiler",
+    "triton.runtime.interpreter",
+    "json",
+    "json.encoder",
+)
+DATA = (bool, int, float, complex, str, bytes, type(None), tuple, list, dict, set, frozenset)
+# A name Python itself adds to a class the first time an instance is copied or pickled.
+ADDED_BY_PYTHON = frozenset({"__slotnames__"})
+REFUSED_EVENTS = frozenset(
+    {
+        "gc.get_objects", "gc.get_referrers", "gc.get_referents",
+        "sys._current_frames", "sys._current_exceptions", "sys._getframe", "sys._getframemodulename",
+        "sys.settrace", "sys.setprofile", "sys.monitoring.register_callback",
+        "ctypes.cdata", "ctypes.cdata/buffer", "ctypes.string_at", "ctypes.wstring_at", "ctypes.call_function",
+        "ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle",
+        "code.__new__", "marshal.load", "marshal.loads",
+    }
+)
+# Python files compiled from an absolute path could claim an installed file's name; the import
+# system compiles and unmarshals modules too, with the file names they really have.
+NAMED_COMPILE = "compile"
+# Attributes whose reading hands over a frame (from which every caller's locals follow), and
+# whose writing changes a function in place, keeping the identity the fingerprint compares.
+FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "__code__"})
+WRITTEN_ATTRIBUTES = frozenset({"__code__"})
+PASS_THROUGH = ("inspect.py", "traceback.py", "threading.py", "functools.py", "/ctypes/", "/concurrent/futures/")
+# The import system: the learner's own when it loads a native module (which could be one it wrote),
+# PyTorch's or Triton's when it loads theirs (Triton's compiled launchers live in a folder the worker
+# may write); otherwise its own frames stand for themselves.
+IMPORT_SYSTEM = ("<frozen importlib", "/importlib/")
+
+
+class SealBroken(PermissionError):
+    """The learner's code asked for something the sealed worker refuses."""
+
+
+def learners_frame(frame, learner_roots: tuple[str, ...]) -> bool:
+    """Whether the code that made the call at ``frame`` (or the nearest caller that is not a
+    pass-through helper) is the learner's: a file under one of ``learner_roots``, or no installed
+    file at all (a string compiled or executed). With no such frame (a thread started on a bare
+    callable of the standard library), the learner's too."""
+    return _make_judge(learner_roots)(frame, False)
+
+
+def _make_judge(learner_roots: tuple[str, ...]):
+    # Every name the judgement uses is bound here, not looked up in this module or in builtins when
+    # it runs: the learner's code can rebind those, not these.
+    ends, parts, this, importing = PASS_THROUGH[:4], PASS_THROUGH[4:], os.path.abspath(__file__), IMPORT_SYSTEM
+    roots = _roots(learner_roots)
+    any_ = any
+
+    def judge(frame, through_imports: bool) -> bool:
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            passing = filename.endswith(ends) or filename == this or any_(part in filename for part in parts)
+            if through_imports and not passing:
+                passing = any_(part in filename for part in importing)
+            if not passing:
+                if not filename.startswith("/"):
+                    return not filename.startswith("<frozen")
+                return filename.startswith(roots)
+            frame = frame.f_back
+        return True
+
+    return judge
+
+
+def _roots(learner_roots: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(os.path.join(os.path.abspath(root), "") for root in learner_roots)
+
+
+def _make_refusal(learner_roots: tuple[str, ...]):
+    roots = _roots(learner_roots)
+    events, frames, written, named_compile = REFUSED_EVENTS, FRAME_ATTRIBUTES - {"__code__"}, WRITTEN_ATTRIBUTES, NAMED_COMPILE
+    len_, str_, isinstance_ = len, str, isinstance
+
+    def refusal(event: str, args: tuple) -> str | None:
+        """What the call is, in words, when the learner's code may not make it; None when it may."""
+        if event in events:
+            return event
+        if event == "object.__getattr__" and len_(args) > 1 and args[1] in frames:
+            return f"reading {args[1]}"
+        if event == "object.__setattr__" and len_(args) > 1 and args[1] in written:
+            return f"setting {args[1]}"
+        if event == "import" and len_(args) > 1 and isinstance_(args[1], str_) and args[1].startswith(roots) and args[1].endswith((".so", ".pyd")):
+            return f"loading the native module {args[1]}"
+        if event == named_compile and len_(args) > 1 and isinstance_(args[1], str_) and args[1].startswith("/"):
+            return f"compiling code named {args[1]}"
+        return None
+
+    return refusal
+
+
+def seal(learner_roots: tuple[str, ...], device: str):
+    """Seal this worker (``learner_roots``: the folders the learner's files are in or can be written
+    to); returns the check its loop makes before every reply: what the learner's code changed or
+    tried to reach, in words, or None. Trying is enough: honest code has no use for any of it."""
+    changed = make_check(take_fingerprint(device))
+    refused = install_hook(learner_roots)
+
+    def check() -> str | None:
+        return refused[0] if refused else changed()
+
+    return check
+
+
+def install_hook(learner_roots: tuple[str, ...]) -> list[str]:
+    """Add the audit hook; returns the list where it notes what it refused (the first refusal first)."""
+    refusal, judge = _make_refusal(learner_roots), _make_judge(learner_roots)
+    busy = threading.local()
+    getframe, getattr_, broken = sys._getframe, getattr, SealBroken
+    refused: list[str] = []
+
+    def hook(event: str, args: tuple) -> None:
+        what = refusal(event, args)
+        if what is None or getattr_(busy, "on", False):
+            return
+        busy.on = True
+        try:
+            refusing = judge(getframe(1), event == "import")
+        finally:
+            busy.on = False
+        if refusing:
+            refused.append(f"it asked for {what}")
+            raise broken(f"the grader refuses {what} to your code: it would reach the grader's objects in the process that runs your code")
+
+    sys.addaudithook(hook)
+    return refused
+
+
+def _code_bindings(namespace) -> dict:
+    """The names bound to code (functions, classes, modules, descriptors): what decides what runs.
+    Data is left out: libraries rebind their own flags as they work (PyTorch's profiler toggles
+    ``torch.autograd.profiler._is_profiler_enabled`` on every start and stop)."""
+    return {key: value for key, value in namespace.items() if not isinstance(value, DATA)}
+
+
+def take_fingerprint(device: str) -> list[tuple[object, dict, bool]]:
+    """(object, its bindings, whether new names count) for every fingerprinted module and each class
+    it defines; functions are kept with their code. The worker's lazily loaded state is loaded first
+    (the driver library on a GPU), so that only a change of the learner's differs later."""
+    import importlib
+
+    for name in WORKER_MODULES:
+        try:
+            importlib.import_module(f"{__package__}.{name}")
+        except Exception:  # noqa: BLE001 -- a module this machine cannot load is one the worker never uses
+            continue
+    if device == "cuda":
+        try:
+            sys.modules[f"{__package__}.cuda_driver"]._driver()
+        except Exception:  # noqa: BLE001 -- without the driver library nothing here loads it later either
+            pass
+    packages = tuple(f"{package}." for package in FINGERPRINTED_PACKAGES)
+    prints = []
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name in FINGERPRINTED or name in FINGERPRINTED_PACKAGES or name.startswith(packages)):
+            continue
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict):
+            continue
+        prints.append((module, _code_bindings(namespace), False))
+        for value in list(namespace.values()):
+            if isinstance(value, type) and getattr(value, "__module__", None) == name:
+                prints.append((value, _code_bindings(value.__dict__), True))
+    codes = {}
+    for _, bindings, _ in prints:
+        for value in bindings.values():
+            code = getattr(value, "__code__", None) if callable(value) and type(value).__name__ == "function" else None
+            if code is not None:
+                codes[id(value)] = (value, code)
+    prints.append((None, codes, False))
+    return prints
+
+
+def make_check(prints: list[tuple[object, dict, bool]]):
+    """A function with no free names that says what changed since ``prints`` were taken (None if nothing)."""
+    missing = object()
+    getattr_, isinstance_, added_by_python, data = getattr, isinstance, ADDED_BY_PYTHON, DATA
+
+    def check() -> str | None:
+        for owner, bindings, closed in prints:
+            if owner is None:
+                for value, code in bindings.values():
+                    if getattr_(value, "__code__", None) is not code:
+                        return f"the code of {getattr_(value, '__qualname__', '?')}"
+                continue
+            current = owner.__dict__
+            for key, value in bindings.items():
+                if current.get(key, missing) is not value:
+                    return f"{getattr_(owner, '__name__', '?')}.{key}"
+            if closed:
+                for key in current:
+                    if key not in bindings and key not in added_by_python and not isinstance_(current[key], data):
+                        return f"{getattr_(owner, '__name__', '?')}.{key} (added)"
+        return None
+
+    return check

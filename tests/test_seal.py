@@ -1,0 +1,78 @@
+"""The sealed worker (autograder.seal): what the learner's code is refused, what the fingerprint sees,
+and that the libraries' own use of the same calls goes on. Each check runs in a child Python: an
+audit hook, once added, stays for the life of its process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(tmp_path: Path, learner_code: str) -> str:
+    """Seal a child Python with ``tmp_path`` as the learner's folder, run ``learner_code`` as a file
+    of that folder, and return what the child printed."""
+    learner = tmp_path / "submission.py"
+    learner.write_text(textwrap.dedent(learner_code))
+    driver = textwrap.dedent(
+        f"""
+        import runpy
+        from autograder import seal
+        check = seal.seal(({str(tmp_path)!r},), "cpu")
+        try:
+            runpy.run_path({str(learner)!r})
+            print("ran")
+        except seal.SealBroken as exc:
+            print("refused:", exc)
+        print("check:", check())
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", driver], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_learners_code_is_refused_the_garbage_collectors_objects(tmp_path):
+    out = _run(tmp_path, "import gc\ngc.get_objects()\n")
+    assert "refused: the grader refuses gc.get_objects" in out and "check: it asked for gc.get_objects" in out
+
+
+def test_frames_are_refused_directly_and_through_inspect_and_a_traceback(tmp_path):
+    for code in ("import sys\nsys._getframe()\n", "import inspect\ninspect.currentframe()\n", "try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    e.__traceback__.tb_frame\n"):
+        out = _run(tmp_path, code)
+        assert out.startswith("refused:"), (code, out)
+
+
+def test_raw_memory_through_ctypes_is_refused(tmp_path):
+    out = _run(tmp_path, "import ctypes\nctypes.string_at(id(1), 8)\n")
+    assert "refused:" in out
+
+
+def test_code_named_after_an_installed_file_is_refused(tmp_path):
+    out = _run(tmp_path, "import json\nexec(compile('import gc; gc.get_objects()', json.__file__, 'exec'))\n")
+    assert "refused: the grader refuses compiling code named" in out
+
+
+def test_a_patched_grader_or_library_function_is_seen(tmp_path):
+    out = _run(tmp_path, "import json\njson.dumps = lambda *a, **k: '{}'\n")
+    assert "ran" in out and "check: json.dumps" in out
+    out = _run(tmp_path, "import autograder.watch\nautograder.watch.Watch.stop = lambda self: {}\n")
+    assert "check: Watch.stop" in out
+
+
+def test_honest_code_and_the_libraries_own_calls_go_on(tmp_path):
+    # typing and logging take frames themselves, on the learner's behalf, and keep them.
+    code = """
+        import logging, typing, collections, json
+        logging.getLogger("x").warning("hello")
+        Pair = collections.namedtuple("Pair", "a b")
+        class Named(typing.NamedTuple):
+            a: int
+        import numpy.fft  # a native module of an installed package, loaded now
+        print(json.dumps([Pair(1, 2).a, Named(3).a]))
+    """
+    out = _run(tmp_path, code)
+    assert "ran" in out and "check: None" in out and "[1, 3]" in out
