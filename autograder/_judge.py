@@ -111,7 +111,10 @@ def _prepare_template(kind: str | None = None) -> None:
     os.environ["TRITON_INTERPRET"] = "1"
     import triton  # noqa: F401
 
-    from . import _worker, canary, checking, honesty, judging, shared, verdict, watch, worker_calls  # noqa: F401
+    from . import _worker, canary, checking, honesty, judging, shared, triton_frontend, verdict, watch, worker_calls  # noqa: F401
+
+    # The workers compile each kernel they interpret with Triton's front end: its first-use costs once, here.
+    triton_frontend.warm()
 
     if kind in ("distributed", "compiled"):
         import torch._dynamo  # noqa: F401

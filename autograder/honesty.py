@@ -142,14 +142,16 @@ CPU_BOOKKEEPING_OPS = re.compile(
 )
 
 CPU_LIMITS = (
-    "On a CPU the grader sees the interpreted Triton kernels and the PyTorch operators; arithmetic done "
-    "by NumPy or compiled code outside PyTorch is not seen, so the honesty check is complete only on a GPU."
+    "On a CPU the grader sees the interpreted Triton kernels and the PyTorch operators, and compiles each "
+    "kernel with Triton's front end as a GPU would; arithmetic done by NumPy or compiled code outside "
+    "PyTorch and outside the kernels is not seen, so the honesty check is complete only on a GPU."
 )
 
 
 def judge_cpu(operators: list[str], calls: list[dict], own: set[str]) -> dict:
-    """``calls``: per correctness call, what the interpreter recorded (the kernels run, and whether
-    the output is exactly what those kernels stored)."""
+    """``calls``: per correctness call, what the interpreter recorded (the kernels run, whether
+    Triton's front end compiles them for a GPU, and whether the output is exactly what those
+    kernels stored)."""
     computing = sorted({op for op in operators if not CPU_BOOKKEEPING_OPS.match(op)})
     if computing:
         return {"ok": False, "message": f"the calls ran PyTorch operators that compute the answer ({', '.join(computing[:5])}); write the kernel yourself"}
@@ -161,6 +163,14 @@ def judge_cpu(operators: list[str], calls: list[dict], own: set[str]) -> dict:
             return {"ok": False, "message": f"the calls ran Triton kernels that are not in your code ({', '.join(foreign[:3])})"}
         if not call.get("kernels"):
             return {"ok": False, "message": "no Triton kernel of yours ran during the call; the work must run in your kernel"}
+        unfit = sorted(call.get("compile_errors", {}).items())
+        if unfit:
+            name, reason = unfit[0]
+            return {
+                "ok": False,
+                "message": f"your kernel {name} does not compile for a GPU: {reason}. Under the interpreter its body runs as Python; "
+                "on a GPU it must be Triton (tl operations on the blocks, no NumPy or other Python calls on their values)",
+            }
         if not (call.get("output_stored") and call.get("output_is_what_was_stored")):
             return {"ok": False, "message": "the output you returned is not what your kernel stored: it must be written by your kernel, not computed or changed afterwards"}
         unread = sorted(name for name, fraction in call.get("inputs_read", {}).items() if fraction == 0.0)

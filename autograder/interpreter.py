@@ -12,7 +12,8 @@ answer, a bogus error or a dead process, differently each time. ``install_guard`
 load, store and atomic against the memory of the tensors passed to the launch before it happens,
 and raises ``OutOfBoundsAccess`` with one stable sentence instead. ``record_launches`` notes which
 kernels ran and which bytes they loaded and stored, so that a grader on a CPU can tell an output
-the learner's kernels wrote from one that PyTorch wrote (autograder.launch_record).
+the learner's kernels wrote from one that PyTorch wrote (autograder.launch_record), and whether
+Triton's front end compiles each of them for a GPU (autograder.triton_frontend).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from . import bounds
+from . import bounds, triton_frontend
 from .bounds import Access, Argument, KernelSource, Launch, OutOfBoundsAccess
 from .launch_record import LaunchRecord
 
@@ -127,9 +128,15 @@ def install_guard() -> bool:
         return args_hst, kwargs_hst
 
     def call(self, *args_dev, **kwargs):
-        launch = Launch(_kernel_source(self.fn, interpreter))
+        function = _original_function(self.fn, interpreter)
+        launch = Launch(_kernel_source(function))
         for recorder in _recorders:
             recorder.launches.append(launch.kernel)
+        if _recorders:
+            # A GPU runs only what Triton's compiler accepts; the interpreter runs any Python.
+            unfit = triton_frontend.compile_error(function, args_dev, kwargs)
+            for recorder in _recorders:
+                recorder.not_compiled(launch.kernel, unfit)
         _launches.append(launch)
         try:
             return originals["call"](self, *args_dev, **kwargs)
@@ -142,6 +149,7 @@ def install_guard() -> bool:
             _launches.pop()
 
     call._bounds_guarded = True
+    triton_frontend.restore_language_after_device_calls(interpreter)
     builder.create_masked_load = create_masked_load
     builder.create_masked_store = create_masked_store
     builder.create_atomic_cas = create_atomic_cas
@@ -151,15 +159,17 @@ def install_guard() -> bool:
     return True
 
 
-def _kernel_source(fn, interpreter) -> KernelSource:
+def _original_function(fn, interpreter):
     """The learner's function behind the interpreter's rewritten copy of it."""
-    original = fn
     for source_fn, rewritten in interpreter.InterpretedFunction.rewritten_fn.items():
         if rewritten is fn:
-            original = source_fn
-            break
-    code = getattr(original, "__code__", None)
-    return KernelSource(getattr(original, "__name__", "kernel"), code.co_filename if code else "?", code.co_firstlineno if code else 0)
+            return source_fn
+    return fn
+
+
+def _kernel_source(function) -> KernelSource:
+    code = getattr(function, "__code__", None)
+    return KernelSource(getattr(function, "__name__", "kernel"), code.co_filename if code else "?", code.co_firstlineno if code else 0)
 
 
 def _out_of_bounds_cause(error: BaseException) -> OutOfBoundsAccess | None:

@@ -37,7 +37,14 @@ class LaunchRecord:
 
     def __init__(self) -> None:
         self.launches: list[KernelSource] = []
+        # Each kernel that Triton's front end refused, with its reason (autograder.triton_frontend).
+        self.compile_errors: dict[KernelSource, str] = {}
         self._regions: list[_Region] = []
+
+    def not_compiled(self, kernel: KernelSource, reason: str | None) -> None:
+        """Note the front end's verdict on one launch of ``kernel`` (None: it compiles)."""
+        if reason is not None:
+            self.compile_errors.setdefault(kernel, reason)
 
     def kernels(self) -> list[KernelSource]:
         """Each kernel launched, once, in the order of first launch."""
@@ -165,14 +172,20 @@ class LaunchSummary:
         they stored, what share of each floating-point input of ``inputs`` (the call's arguments by
         name) they loaded (the data an answer is computed from; index and metadata tensors may be
         read on the host), and each tensor's most loaded byte (``most_reads``, for exercises that
-        bound how often an input may be read)."""
+        bound how often an input may be read), and why Triton's front end refused any of them
+        (``compile_errors``)."""
         stored, equal = self.record.written_by_kernels(out)
         # A kernel defined outside the learner's file is named with its file, so that no name of
         # theirs can match it.
         here = os.path.realpath(module_path) if module_path else None
+
+        def shown(k: KernelSource) -> str:
+            return k.name if os.path.realpath(k.file) == here else f"{k.name} (from {os.path.basename(k.file)})"
+
         return {
-            "kernels": sorted({k.name if os.path.realpath(k.file) == here else f"{k.name} (from {os.path.basename(k.file)})" for k in self.record.kernels()}),
+            "kernels": sorted({shown(k) for k in self.record.kernels()}),
             "launches": len(self.record.launches),
+            "compile_errors": {shown(k): reason for k, reason in self.record.compile_errors.items()},
             "output_stored": bool(stored),
             "output_is_what_was_stored": bool(equal),
             "inputs_read": {

@@ -68,6 +68,10 @@ class WorkerSetup:
                 guard = getattr(interpreter, "install_guard", None)
                 if guard is not None:
                     guard()
+                    # The front end's first-use imports, before the sandbox closes (already paid in a forked worker).
+                    from . import triton_frontend
+
+                    triton_frontend.warm()
         if self.setup.get("kind") == "distributed":
             # torch.distributed and the first dispatch mode take seconds: every rank pays them now,
             # side by side, rather than the first time it joins a group while the others wait.

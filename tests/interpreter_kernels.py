@@ -330,6 +330,7 @@ def record() -> dict:
     seen["atomics"] = [launches.written_by_kernels(totals), launches.read_fraction(totals)]
     seen["kernels_many"] = [k.name for k in launches.kernels()]
     seen["launches_many"] = len(launches.launches)
+    seen["not_compiled"] = {k.name: reason for k, reason in launches.compile_errors.items()}
 
     with interpreter.record_launches() as launches:
         out = torch.empty_like(x)
