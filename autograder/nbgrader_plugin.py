@@ -8,11 +8,9 @@ and the points as the cell's result. A graded cell that is not exactly one grade
 
 - ``FreshGrades``: a preprocessor for ``nbgrader autograde``; ``autograde_preprocessors`` puts it
   after the steps that filter or trim outputs and before ``SaveAutoGrades``, the step that reads the
-  grades, and leaves out nbgrader's ``Execute``: the learner's cells never run as the grading user.
-  Run there, outside any sandbox, they could leave a process behind that reopens the pipes of a
-  later grading through /proc and answers in the judge's place, or write files (a
-  ``sitecustomize.py`` on the grader's path, the gradebook, other students' submissions); the only
-  learner code autograde runs is the fresh grading's, in its sandboxed worker.
+  grades, and leaves out nbgrader's ``Execute``: run as the grading user, outside any sandbox, the
+  learner's cells could leave a process that answers a later grading in its judge's place (through
+  /proc) or plant files; the only learner code autograde runs is in the grading's sandboxed worker.
 - ``fresh_grades_for_validate``: an ``Execute.on_notebook_start`` hook for ``nbgrader validate``,
   whose preprocessors cannot be configured: before any cell runs it writes the fresh grades into the
   graded cells and tags them so that the kernel skips them.
@@ -188,9 +186,7 @@ class FreshGrades(NbGraderPreprocessor):
     graded cell's status in ``resources["autograder"]`` for GradebookStatuses."""
 
     def preprocess(self, nb, resources):
-        # Not dumpable: no process of the same user can reopen this process's pipes to its judges
-        # through /proc/PID/fd (were a learner's process ever left running here, by a configuration
-        # that executes notebooks).
+        # Not dumpable: no process of the same user can reopen our pipes to the judges in /proc/PID/fd.
         osguard.hide_memory()
         meta = resources["nbgrader"]
         course_notebook = bool(registry.for_notebook(f"{meta['assignment']}/{meta['notebook']}.ipynb"))
