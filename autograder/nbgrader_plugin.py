@@ -8,9 +8,8 @@ and the points as the cell's result. A graded cell that is not exactly one grade
 
 - ``FreshGrades``: a preprocessor for ``nbgrader autograde``; ``autograde_preprocessors`` puts it
   after the steps that filter or trim outputs and before ``SaveAutoGrades``, the step that reads the
-  grades, and leaves out nbgrader's ``Execute``: run as the grading user, outside any sandbox, the
-  learner's cells could leave a process that answers a later grading in its judge's place (through
-  /proc) or plant files; the only learner code autograde runs is in the grading's sandboxed worker.
+  grades, and leaves out nbgrader's ``Execute`` (unsandboxed, the learner's cells could plant files
+  or leave a process that answers a later grading through /proc): learner code runs only sandboxed.
 - ``fresh_grades_for_validate``: an ``Execute.on_notebook_start`` hook for ``nbgrader validate``,
   whose preprocessors cannot be configured: before any cell runs it writes the fresh grades into the
   graded cells and tags them so that the kernel skips them.
