@@ -27,7 +27,7 @@ from nbgrader import utils
 from nbgrader.converters import Autograde
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
 
-from . import grading, osguard, registry, report, source, verdict
+from . import grading, osguard, registry, report, source, validate_cells, verdict
 from .notebooks import grade_exercise
 
 PARTS = {"grade": ("all", "points"), "grade_correctness": ("correctness", "correctness_points"), "grade_speed": ("speed", "speed_points")}
@@ -273,7 +273,8 @@ def fresh_grades_for_validate(notebook, **_) -> None:
     import logging
 
     statuses: dict = {}
-    indices = regrade(notebook, logging.getLogger("autograder.nbgrader_plugin"), statuses=statuses)
+    missing = validate_cells.missing_graded_cells(notebook, validate_cells.validated_path())
+    indices = regrade(notebook, logging.getLogger("autograder.nbgrader_plugin"), course_notebook=bool(missing), statuses=statuses)
     for index in indices:
         cell = notebook.cells[index]
         tags = cell.metadata.setdefault("tags", [])
@@ -284,7 +285,6 @@ def fresh_grades_for_validate(notebook, **_) -> None:
             cell.outputs.append(new_output("stream", name="stderr", text=validate_note(info, points) + "\n"))
     needs_gpu = [grade_id for grade_id, info in statuses.items() if info["status"] == verdict.NEEDS_GPU]
     if needs_gpu:
-        print(
-            f"This machine has no GPU: {len(needs_gpu)} graded cell(s) cannot be checked here ({', '.join(needs_gpu)}); "
-            "they are listed below as NEEDS GPU, not as wrong answers."
-        )
+        print(f"This machine has no GPU: {len(needs_gpu)} graded cell(s) cannot be checked here ({', '.join(needs_gpu)}); they are listed below as NEEDS GPU, not as wrong answers.")
+    if missing:  # nothing nbgrader would check: it must not print Success
+        raise RuntimeError("VALIDATION FAILED, graded cells of the released notebook are not here as released:\n" + "\n".join(missing))
