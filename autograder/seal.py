@@ -67,7 +67,7 @@ REFUSED_EVENTS = frozenset(
 NAMED_COMPILE = "compile"
 # Attributes whose reading hands over a frame (from which every caller's locals follow), and
 # whose writing changes a function in place, keeping the identity the fingerprint compares.
-FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "__code__"})
+FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 WRITTEN_ATTRIBUTES = frozenset({"__code__"})
 PASS_THROUGH = ("inspect.py", "traceback.py", "threading.py", "functools.py", "/ctypes/", "/concurrent/futures/")
 # The import system: the learner's own when it loads a native module (which could be one it wrote),
@@ -80,15 +80,11 @@ class SealBroken(PermissionError):
     """The learner's code asked for something the sealed worker refuses."""
 
 
-def learners_frame(frame, learner_roots: tuple[str, ...]) -> bool:
-    """Whether the code that made the call at ``frame`` (or the nearest caller that is not a
+def _make_judge(learner_roots: tuple[str, ...]):
+    """Whether the code that made a call at ``frame`` (or the nearest caller that is not a
     pass-through helper) is the learner's: a file under one of ``learner_roots``, or no installed
     file at all (a string compiled or executed). With no such frame (a thread started on a bare
     callable of the standard library), the learner's too."""
-    return _make_judge(learner_roots)(frame, False)
-
-
-def _make_judge(learner_roots: tuple[str, ...]):
     # Every name the judgement uses is bound here, not looked up in this module or in builtins when
     # it runs: the learner's code can rebind those, not these.
     ends, parts, this, importing = PASS_THROUGH[:4], PASS_THROUGH[4:], os.path.abspath(__file__), IMPORT_SYSTEM
@@ -117,7 +113,7 @@ def _roots(learner_roots: tuple[str, ...]) -> tuple[str, ...]:
 
 def _make_refusal(learner_roots: tuple[str, ...]):
     roots = _roots(learner_roots)
-    events, frames, written, named_compile = REFUSED_EVENTS, FRAME_ATTRIBUTES - {"__code__"}, WRITTEN_ATTRIBUTES, NAMED_COMPILE
+    events, frames, written, named_compile = REFUSED_EVENTS, FRAME_ATTRIBUTES, WRITTEN_ATTRIBUTES, NAMED_COMPILE
     len_, str_, isinstance_ = len, str, isinstance
 
     def refusal(event: str, args: tuple) -> str | None:
