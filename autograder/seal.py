@@ -60,6 +60,8 @@ REFUSED_EVENTS = frozenset(
         "ctypes.cdata", "ctypes.cdata/buffer", "ctypes.string_at", "ctypes.wstring_at", "ctypes.call_function",
         "ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle",
         "code.__new__", "marshal.load", "marshal.loads",
+        # A hook of its own would be handed every audited call's arguments, frames included.
+        "sys.addaudithook",
     }
 )
 # Python files compiled from an absolute path could claim an installed file's name; the import
@@ -137,13 +139,37 @@ def seal(learner_roots: tuple[str, ...], device: str):
     """Seal this worker (``learner_roots``: the folders the learner's files are in or can be written
     to); returns the check its loop makes before every reply: what the learner's code changed or
     tried to reach, in words, or None. Trying is enough: honest code has no use for any of it."""
-    changed = make_check(take_fingerprint(device))
     refused = install_hook(learner_roots)
+    close_signal_handlers(refused)
+    changed = make_check(take_fingerprint(device))
 
     def check() -> str | None:
         return refused[0] if refused else changed()
 
     return check
+
+
+def close_signal_handlers(refused: list[str]) -> None:
+    """Take ``signal.signal`` away: a handler is handed the frame the main thread was running, the
+    worker's own among them, and signal.signal is no audited call. Every name bound to it (or to the
+    C function under it) now refuses and notes the attempt; nothing of the worker's or its libraries'
+    sets a handler once the learner's code is in, so nothing holds the original to fall back to."""
+    import _signal
+    import signal
+
+    originals = (signal.signal, _signal.signal)
+    broken = SealBroken
+
+    def signal_refused(*args, **kwargs):
+        refused.append("it asked for signal.signal")
+        raise broken("the grader refuses signal handlers to your code: a handler is handed the frames of the process that runs your code")
+
+    for module in list(sys.modules.values()):
+        namespace = getattr(module, "__dict__", None)
+        if isinstance(namespace, dict):
+            for key, value in list(namespace.items()):
+                if any(value is original for original in originals):
+                    namespace[key] = signal_refused
 
 
 def install_hook(learner_roots: tuple[str, ...]) -> list[str]:
