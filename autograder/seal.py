@@ -62,6 +62,8 @@ REFUSED_EVENTS = frozenset(
         "code.__new__", "marshal.load", "marshal.loads",
         # A hook of its own would be handed every audited call's arguments, frames included.
         "sys.addaudithook",
+        # Not audited by Python: raised by the stand-in close_signal_handlers puts in its place.
+        "signal.signal",
     }
 )
 # Python files compiled from an absolute path could claim an installed file's name; the import
@@ -140,7 +142,7 @@ def seal(learner_roots: tuple[str, ...], device: str):
     to); returns the check its loop makes before every reply: what the learner's code changed or
     tried to reach, in words, or None. Trying is enough: honest code has no use for any of it."""
     refused = install_hook(learner_roots)
-    close_signal_handlers(refused)
+    close_signal_handlers()
     changed = make_check(take_fingerprint(device))
 
     def check() -> str | None:
@@ -149,20 +151,21 @@ def seal(learner_roots: tuple[str, ...], device: str):
     return check
 
 
-def close_signal_handlers(refused: list[str]) -> None:
+def close_signal_handlers() -> None:
     """Take ``signal.signal`` away: a handler is handed the frame the main thread was running, the
     worker's own among them, and signal.signal is no audited call. Every name bound to it (or to the
-    C function under it) now refuses and notes the attempt; nothing of the worker's or its libraries'
-    sets a handler once the learner's code is in, so nothing holds the original to fall back to."""
+    C function under it) now raises the audit event "signal.signal", which the hook notes as the
+    learner's attempt, and refuses; nothing of the worker's or its libraries' sets a handler once the
+    learner's code is in, so the stand-in holds no original to fall back to (nor the hook's notes)."""
     import _signal
     import signal
 
     originals = (signal.signal, _signal.signal)
-    broken = SealBroken
+    audit, broken = sys.audit, SealBroken
 
     def signal_refused(*args, **kwargs):
-        refused.append("it asked for signal.signal")
-        raise broken("the grader refuses signal handlers to your code: a handler is handed the frames of the process that runs your code")
+        audit("signal.signal")
+        raise broken("the grader refuses signal handlers: a handler is handed the frames of the process that runs your code")
 
     for module in list(sys.modules.values()):
         namespace = getattr(module, "__dict__", None)
