@@ -1,10 +1,12 @@
-# expect: REJECT
+# expect: REJECT FAIL
 # problem: act0.vector_add
 # devices: cpu cuda
 # says: autograder.checking.compare
 # Redefines the grader's comparison in its own process; the judge compares in another one, so the
-# zeros it returns fail.
-# The sealed worker (autograder.seal) sees the grader's code changed and rejects the grading.
+# zeros it returns fail. Where the worker had loaded that module before the learner's code (a CPU
+# grading's worker has), the seal's fingerprint sees it changed and rejects the grading
+# (autograder.seal); on a GPU the worker never loads it, the learner's import makes a copy nobody
+# consults, and the zeros fail (measured: FAIL, every size wrong, on an H100).
 import torch
 
 import autograder.checking

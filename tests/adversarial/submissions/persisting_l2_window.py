@@ -1,11 +1,12 @@
-# expect: PASS
+# expect: REJECT
 # problem: act0.vector_add
 # devices: cuda
 # Asks the L2 to keep its inputs resident between calls (a persisting access-policy window on the
-# stream). The grader resets persisting lines and the carve-out before every timed call, so the
-# inputs still come from memory: an honest time, never one below the floor. The carve-out's size is
-# set once, at import: cudaDeviceSetLimit waits for the device, and inside every call that wait
-# left the GPU idle for two thirds of each timed call (REJECT: syncs_every_call).
+# stream), through the CUDA runtime loaded with ctypes. The sealed worker refuses native libraries
+# loaded by the learner's code (autograder.seal: a library's calls can read and write any memory of
+# the process, the worker's report included), so the grading is rejected at import, naming
+# ctypes.dlopen. Were a window set some other way, the grader resets persisting lines and the
+# carve-out before every timed call (autograder.timing), so the inputs would still come from memory.
 import ctypes
 import glob
 import os
