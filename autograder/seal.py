@@ -6,23 +6,23 @@ code, so that code could rewrite the reporter instead of writing a kernel. Two l
 before the learner's module is loaded (autograder.worker_setup):
 
 - An audit hook (PEP 578: no Python code can remove one) refuses, to the learner's code, the calls
-  that hand a program objects it was never given: the garbage collector's object lists, other
-  threads' frames, frames (``sys._getframe``, a traceback's, a generator's), tracing and profiling
-  hooks, raw memory and native libraries through ctypes, code objects built by hand (which could
-  claim a library's file name), and native modules of its own. Which code is the learner's is read
-  from the stack: the nearest frame that is not a pass-through helper of the standard library
-  (inspect, traceback, ctypes, importlib, threading, concurrent.futures, functools) is the
-  learner's when its file is not an installed one (its submission, a folder it may write, code
-  compiled from a string). PyTorch, Triton, NumPy and the grader keep using these calls inside a
-  learner's call: their frames are nearer.
+  that hand a program objects it was never given: the garbage collector's object lists, frames
+  (``sys._getframe``, other threads', a traceback's, a generator's), tracing hooks, raw memory and
+  native libraries through ctypes, code objects built by hand, and native modules of its own. Whose
+  call it is, is read from the stack: the nearest frame that is not a pass-through helper of the
+  standard library is the learner's when its file is not an installed one (its submission, a folder
+  it may write, code compiled from a string). The calls that hand over frames or objects are the
+  learner's while any of its code is on the stack (a library's wrapper would make them for it);
+  ctypes, which PyTorch and Triton's interpreter use inside a learner's call, only when the
+  learner's code makes the call itself.
 - A fingerprint of the grader's modules, PyTorch's profiler and Triton's interpreter: every name
   each module and class binds and every function's code, by identity, taken before the learner's
   code loads and compared before every reply. Code that replaced any of them (a profiler that
   renames kernels, a summary that reports honest work) gets its grading rejected instead of a
   forged report.
 
-What this cannot stop is said on the grading page: the process is the learner's, and native code
-or raw memory tricks the hook does not see could still change objects in place. The judge's own
+What this cannot stop is said on the grading page: the process is the learner's, and raw memory or
+native code reached through a library's hands could still change objects in place. The judge's own
 measurements (times, outputs) never come from this process.
 """
 
@@ -55,7 +55,7 @@ ADDED_BY_PYTHON = frozenset({"__slotnames__"})
 REFUSED_EVENTS = frozenset(
     {
         "gc.get_objects", "gc.get_referrers", "gc.get_referents",
-        "sys._current_frames", "sys._current_exceptions", "sys._getframe", "sys._getframemodulename",
+        "sys._current_frames", "sys._current_exceptions", "sys._getframe",
         "sys.settrace", "sys.setprofile", "sys.monitoring.register_callback",
         "ctypes.cdata", "ctypes.cdata/buffer", "ctypes.string_at", "ctypes.wstring_at", "ctypes.call_function",
         "ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle",
@@ -66,6 +66,15 @@ REFUSED_EVENTS = frozenset(
         "signal.signal",
     }
 )
+# Calls handing over frames or objects, and hooks handed them: refused while any of the learner's code is on the stack
+# (a library's wrapper, a decorator calling what it was given, would make them for it), except by the consumers below,
+# which take a caller's name from a frame and return none. Not ctypes: Triton's interpreter reads tensors through it.
+REACHING = frozenset(event for event in REFUSED_EVENTS if not event.startswith(("ctypes.", "code.", "marshal.")))
+CONSUMERS = (("/collections/__init__.py", "namedtuple"), ("/enum.py", "_create_"), ("/typing.py", "_caller"), ("/warnings.py", "warn"),
+             ("/typing_extensions.py", "_caller"), ("/typing_extensions.py", "_has_generic_or_protocol_as_origin"),
+             ("/logging/__init__.py", "findCaller"), ("/logging/__init__.py", "formatException"), ("/triton/compiler/compiler.py", "filter_traceback"))
+# logging.currentframe returns its caller's frame: a consumer only when logging's findCaller calls it.
+CALLED_BY = {("/logging/__init__.py", "<lambda>"): ("/logging/__init__.py", "findCaller")}
 # Python files compiled from an absolute path could claim an installed file's name; the import
 # system compiles and unmarshals modules too, with the file names they really have.
 NAMED_COMPILE = "compile"
@@ -88,25 +97,37 @@ def _make_judge(learner_roots: tuple[str, ...]):
     """Whether the code that made a call at ``frame`` (or the nearest caller that is not a
     pass-through helper) is the learner's: a file under one of ``learner_roots``, or no installed
     file at all (a string compiled or executed). With no such frame (a thread started on a bare
-    callable of the standard library), the learner's too."""
+    callable of the standard library), the learner's too. A ``reaching`` call is the learner's while
+    any of its code is on the stack, unless one of the consumers made it."""
     # Every name the judgement uses is bound here, not looked up in this module or in builtins when
     # it runs: the learner's code can rebind those, not these.
     ends, parts, this, importing = PASS_THROUGH[:4], PASS_THROUGH[4:], os.path.abspath(__file__), IMPORT_SYSTEM
-    roots = _roots(learner_roots)
+    roots, consumers, called_by = _roots(learner_roots), CONSUMERS, tuple(CALLED_BY.items())
     any_ = any
 
-    def judge(frame, through_imports: bool) -> bool:
+    def learners(filename: str) -> bool:
+        return not filename.startswith(("/", "<frozen")) or filename.startswith(roots)
+
+    def named(frame, pairs) -> bool:
+        code = frame.f_code
+        return any_(code.co_name == name and code.co_filename.endswith(suffix) for suffix, name in pairs)
+
+    def judge(frame, through_imports: bool, reaching: bool = False) -> bool:
         while frame is not None:
             filename = frame.f_code.co_filename
             passing = filename.endswith(ends) or filename == this or any_(part in filename for part in parts)
             if through_imports and not passing:
                 passing = any_(part in filename for part in importing)
             if not passing:
-                if not filename.startswith("/"):
-                    return not filename.startswith("<frozen")
-                return filename.startswith(roots)
+                break
             frame = frame.f_back
-        return True
+        if frame is None or learners(frame.f_code.co_filename) or not reaching:
+            return frame is None or learners(frame.f_code.co_filename)
+        if named(frame, consumers) or any_(named(frame, (own,)) and frame.f_back is not None and named(frame.f_back, (caller,)) for own, caller in called_by):
+            return False
+        while frame is not None and not learners(frame.f_code.co_filename):
+            frame = frame.f_back
+        return frame is not None
 
     return judge
 
@@ -179,7 +200,7 @@ def install_hook(learner_roots: tuple[str, ...]) -> list[str]:
     """Add the audit hook; returns the list where it notes what it refused (the first refusal first)."""
     refusal, judge = _make_refusal(learner_roots), _make_judge(learner_roots)
     busy = threading.local()
-    getframe, getattr_, broken = sys._getframe, getattr, SealBroken
+    getframe, getattr_, broken, reaching = sys._getframe, getattr, SealBroken, REACHING
     refused: list[str] = []
 
     def hook(event: str, args: tuple) -> None:
@@ -188,7 +209,7 @@ def install_hook(learner_roots: tuple[str, ...]) -> list[str]:
             return
         busy.on = True
         try:
-            refusing = judge(getframe(1), event == "import")
+            refusing = judge(getframe(1), event == "import", event in reaching or event == "object.__getattr__")
         finally:
             busy.on = False
         if refusing:

@@ -4,6 +4,7 @@ audit hook, once added, stays for the life of its process."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -13,24 +14,30 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _run(tmp_path: Path, learner_code: str) -> str:
-    """Seal a child Python with ``tmp_path`` as the learner's folder, run ``learner_code`` as a file
-    of that folder, and return what the child printed."""
-    learner = tmp_path / "submission.py"
+    """Seal a child Python with a folder of ``tmp_path`` as the learner's, run ``learner_code`` as a
+    file of that folder, and return what the child printed. The child runs from a file, as the
+    worker does (``python -m``): code run by ``python -c`` is code from a string, the learner's."""
+    folder = tmp_path / "learner"
+    folder.mkdir(exist_ok=True)
+    learner = folder / "submission.py"
     learner.write_text(textwrap.dedent(learner_code))
-    driver = textwrap.dedent(
-        f"""
-        import runpy
-        from autograder import seal
-        check = seal.seal(({str(tmp_path)!r},), "cpu")
-        try:
-            runpy.run_path({str(learner)!r})
-            print("ran")
-        except seal.SealBroken as exc:
-            print("refused:", exc)
-        print("check:", check())
-        """
+    driver = tmp_path / "driver.py"
+    driver.write_text(
+        textwrap.dedent(
+            f"""
+            import runpy
+            from autograder import seal
+            check = seal.seal(({str(folder)!r},), "cpu")
+            try:
+                runpy.run_path({str(learner)!r})
+                print("ran")
+            except seal.SealBroken as exc:
+                print("refused:", exc)
+            print("check:", check())
+            """
+        )
     )
-    done = subprocess.run([sys.executable, "-c", driver], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, str(driver)], cwd=ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -44,6 +51,15 @@ def test_frames_are_refused_directly_and_through_inspect_and_a_traceback(tmp_pat
     for code in ("import sys\nsys._getframe()\n", "import inspect\ninspect.currentframe()\n", "try:\n    1 / 0\nexcept ZeroDivisionError as e:\n    e.__traceback__.tb_frame\n"):
         out = _run(tmp_path, code)
         assert out.startswith("refused:"), (code, out)
+
+
+def test_frames_and_objects_are_refused_through_a_librarys_hands(tmp_path):
+    # A library function that returns its caller's frame, and a library's wrapper (a decorator that
+    # calls the function it was given) making the call: the learner's code is on the stack.
+    wrapper = "import contextlib, gc, sys\nclass Wrap(contextlib.ContextDecorator):\n    def __enter__(self): pass\n    def __exit__(self, *exc): pass\n"
+    for code in ("import logging\nlogging.currentframe().f_back\n", wrapper + "Wrap()(sys._getframe)()\n", wrapper + "Wrap()(Wrap()(gc.get_objects))()\n"):
+        out = _run(tmp_path, code)
+        assert out.startswith("refused:") and "check: it asked for" in out, (code, out)
 
 
 def test_raw_memory_through_ctypes_is_refused(tmp_path):
@@ -68,6 +84,10 @@ def test_honest_code_and_the_libraries_own_calls_go_on(tmp_path):
     code = """
         import logging, typing, collections, json
         logging.getLogger("x").warning("hello")
+        try:
+            1 / 0
+        except ZeroDivisionError:
+            logging.getLogger("x").exception("a traceback, formatted by logging")
         Pair = collections.namedtuple("Pair", "a b")
         class Named(typing.NamedTuple):
             a: int
