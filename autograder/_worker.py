@@ -17,7 +17,8 @@ import os
 import sys
 import traceback
 
-from . import osguard, wire
+from . import osguard, seccomp, wire
+from .channel import Channel
 from .worker_calls import WorkerCalls
 from .worker_setup import WorkerSetup
 from .worker_timed import TimedCalls
@@ -41,14 +42,7 @@ class Worker(WorkerSetup, WorkerCalls, TimedCalls):
         # Set by the seal (a learner's worker): what the learner's code changed, or None.
         self.changed_by_learner = None
 
-    def reply(self, header: dict, payload: bytes = b"") -> None:
-        if os.getpid() != self.pid:
-            # A process the learner's code forked came back here: only the worker answers the judge.
-            os._exit(0)
-        sys.stdout.flush()
-        wire.send(self.out_fd, header, payload)
-
-    def serve(self, in_fd: int) -> None:
+    def serve(self, channel) -> None:
         handlers = {
             "load": lambda r, p: (self.load(r), b""),
             "inputs": lambda r, p: (self.open_inputs(r), b""),
@@ -69,11 +63,11 @@ class Worker(WorkerSetup, WorkerCalls, TimedCalls):
         }
         # Bound before the learner's code is loaded (the first request): what the loop checks and
         # answers with cannot be swapped by that code (autograder.seal).
-        changed, send, out_fd, pid, flush = self.changed_by_learner, wire.send, self.out_fd, self.pid, sys.stdout.flush
+        changed, send, receive, pid, flush = self.changed_by_learner, channel.send, channel.receive, self.pid, sys.stdout.flush
         while True:
             if os.getpid() != pid:
                 os._exit(0)
-            request, payload = wire.receive(in_fd)
+            request, payload = receive()
             if request["op"] == "quit":
                 return
             try:
@@ -87,7 +81,7 @@ class Worker(WorkerSetup, WorkerCalls, TimedCalls):
             if os.getpid() != pid:
                 os._exit(0)
             flush()
-            send(out_fd, header, data)
+            send(header, data)
             if request.get("gate") is not None:
                 self._done(request["gate"])
 
@@ -108,14 +102,20 @@ def main(in_fd: int | None = None, out_fd: int | None = None, judge_pid: int | N
     osguard.die_with_parent(judge_pid)
     # A process the learner's code forks never reads the judge's requests or writes replies.
     os.register_at_fork(after_in_child=lambda: [_close(fd) for fd in (in_fd, out_fd)])
+    for fd in (in_fd, out_fd):
+        os.set_inheritable(fd, False)
     base, _ = wire.receive(in_fd)
     worker = Worker(base, out_fd)
     try:
         worker.warm()
         setup, _ = wire.receive(in_fd)
         worker.configure(setup)
-        worker.reply({"ready": worker.start()})
-        worker.serve(in_fd)
+        # From here on only the channel's threads touch the two descriptors (autograder.channel).
+        channel = Channel(in_fd, out_fd)
+        ready = worker.start()
+        ready["channel"] = seccomp.forbid_channel(channel.fds, passing=setup.get("kind") == "distributed")
+        channel.send({"ready": ready})
+        worker.serve(channel)
     except wire.WireError:
         pass
     finally:

@@ -97,7 +97,7 @@ class Grading:
                 self.stage("calibration")
             ready = self.learner.wait_ready()
             self.stage("worker started")
-            self.result.versions, self.result.sandbox = ready.get("versions"), ready.get("sandbox")
+            self.result.versions, self.result.sandbox, self.result.channel = ready.get("versions"), ready.get("sandbox"), ready.get("channel")
             if ready.get("device_name"):
                 self.result.device_name = ready["device_name"]
             if not self._load(kind):

@@ -221,6 +221,8 @@ class ProblemResult(_Record):
     device_name: str | None = None
     versions: dict | None = None
     sandbox: str | None = None
+    # Whether the learner's thread was kept from the channel to the judge (autograder.channel).
+    channel: str | None = None
     ceilings: dict | None = None
     honesty: Honesty | None = None
     baseline: BaselineRun | None = None

@@ -64,22 +64,70 @@ def program() -> bytes:
     return b"".join(code)
 
 
+# The system calls that name a file descriptor, by the arguments that do (seccomp_data offsets):
+# what autograder.channel's descriptors are kept from. Those that could hand a descriptor over or
+# act on one unnamed (io_uring, close_range, pidfd_getfd) are refused whole.
+FD_ARGUMENTS = {
+    0: (_ARG0,), 1: (_ARG0,), 3: (_ARG0,), 16: (_ARG0,), 17: (_ARG0,), 18: (_ARG0,), 19: (_ARG0,), 20: (_ARG0,),  # read write close ioctl pread pwrite readv writev
+    32: (_ARG0,), 33: (_ARG0, _ARG0 + 8), 40: (_ARG0, _ARG0 + 8), 44: (_ARG0,), 45: (_ARG0,), 47: (_ARG0,),  # dup dup2 sendfile sendto recvfrom recvmsg
+    48: (_ARG0,), 54: (_ARG0,), 72: (_ARG0,), 275: (_ARG0, _ARG2), 276: (_ARG0, _ARG0 + 8), 278: (_ARG0,),  # shutdown setsockopt fcntl splice tee vmsplice
+    292: (_ARG0, _ARG0 + 8), 295: (_ARG0,), 296: (_ARG0,), 299: (_ARG0,), 326: (_ARG0, _ARG2), 327: (_ARG0,), 328: (_ARG0,),  # dup3 preadv pwritev recvmmsg copy_file_range preadv2 pwritev2
+}
+WHOLE = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "close_range": 436, "pidfd_getfd": 438}
+# sendmsg can pass any descriptor to a socket of the learner's own (SCM_RIGHTS), under a new number.
+PASSING = {"sendmsg": 46, "sendmmsg": 307}
+
+
+def channel_program(fds: tuple[int, ...], passing: bool) -> bytes:
+    """A filter refusing ``fds`` to every system call (and, unless ``passing``, descriptor passing)."""
+    refuse = _op(_RET, RET_ERRNO | errno.EPERM)
+    allow = _op(_RET, RET_ALLOW)
+    code = [_op(_LOAD, _ARCH), _op(_JEQ, AUDIT_ARCH_X86_64, jt=1), refuse, _op(_LOAD, _NR), _op(_JGE, X32_SYSCALL_BIT, jf=1), refuse]
+    for number in sorted({**WHOLE, **({} if passing else PASSING)}.values()):
+        code += [_op(_JEQ, number, jf=1), refuse]
+    for number, offsets in sorted(FD_ARGUMENTS.items()):
+        block = [op for offset in offsets for op in [_op(_LOAD, offset), *(x for fd in fds for x in (_op(_JEQ, fd, jf=1), refuse))]]
+        code += [_op(_JEQ, number, jf=len(block) + 1), *block, allow]
+    code.append(allow)
+    return b"".join(code)
+
+
 class _Program(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def forbid_hidden_memory() -> str:
-    """Install the filter on this process and every thread and child it starts from now on;
-    returns what took effect, in words."""
+def _unsupported() -> str | None:
     if not sys.platform.startswith("linux"):
         return "no system call filter (not Linux)"
     if platform.machine() not in ("x86_64", "AMD64"):
-        return f"no system call filter (written for x86-64, this is {platform.machine()}): memory outside the measured pages is not refused"
+        return f"no system call filter (written for x86-64, this is {platform.machine()})"
+    return None
+
+
+def _install(code: bytes) -> str | None:
+    """Install ``code`` on the calling thread (and every thread and child it starts from now on);
+    None if it took effect, else why not."""
     libc = ctypes.CDLL(None, use_errno=True)
-    code = program()
     buffer = ctypes.create_string_buffer(code, len(code))
     prog = _Program(len(code) // 8, ctypes.cast(buffer, ctypes.c_void_p))
     libc.prctl(PR_SET_NO_NEW_PRIVS, ctypes.c_ulong(1), 0, 0, 0)
     if libc.prctl(PR_SET_SECCOMP, ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(prog), 0, 0) != 0:
         return f"no system call filter (prctl: {os.strerror(ctypes.get_errno())})"
-    return "seccomp: no shared memory, pipes, sockets, child processes or paging out"
+    return None
+
+
+def forbid_hidden_memory() -> str:
+    """Install the filter on this process and every thread and child it starts from now on;
+    returns what took effect, in words."""
+    failed = _unsupported()
+    if failed:
+        return f"{failed}: memory outside the measured pages is not refused"
+    return _install(program()) or "seccomp: no shared memory, pipes, sockets, child processes or paging out"
+
+
+def forbid_channel(fds: tuple[int, ...], passing: bool = False) -> str:
+    """Keep the worker's channel to the judge (``fds``) from the calling thread and everything it
+    starts (autograder.channel); ``passing`` leaves descriptor passing to NCCL's ranks. Returns
+    what took effect, in words."""
+    failed = _unsupported() or _install(channel_program(fds, passing))
+    return f"{failed}: your code could reach the channel to the judge" if failed else "seccomp: the channel to the judge out of reach"

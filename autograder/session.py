@@ -10,6 +10,7 @@ import sys
 import time
 
 from . import osguard, rss, wire
+from .channel import one_way
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -73,8 +74,8 @@ class Session:
         # (``fork``) and keeps spares for later ones, rather than starting Pythons that import again;
         # a worker whose environment must be set before its Python starts (``env``) starts its own.
         if fork or env or not self._claim_spare(where):
-            to_worker_r, self._to_worker = os.pipe()
-            self._from_worker, from_worker_w = os.pipe()
+            to_worker_r, self._to_worker = one_way()
+            self._from_worker, from_worker_w = one_way()
             if fork:
                 self.process = _Child(os.getpid(), to_worker_r, from_worker_w, where)
             else:
@@ -205,13 +206,14 @@ class Session:
 _SPARES: list = []
 
 
+
 def fork_spares(count: int) -> None:
     """``count`` workers forked now, before the job, each waiting to be told its log, folder and
     environment (autograder._worker.forked): a distributed grading's further ranks, which would
     otherwise each start a Python and import torch."""
     for _ in range(count):
-        to_worker_r, to_worker_w = os.pipe()
-        from_worker_r, from_worker_w = os.pipe()
+        to_worker_r, to_worker_w = one_way()
+        from_worker_r, from_worker_w = one_way()
         child = _Child(os.getpid(), to_worker_r, from_worker_w, None)
         os.close(to_worker_r)
         os.close(from_worker_w)

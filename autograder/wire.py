@@ -11,7 +11,7 @@ import struct
 import time
 
 MAX_HEADER_BYTES = 1 << 20
-_LENGTHS = struct.Struct("<II")
+LENGTHS = struct.Struct("<II")
 
 
 class WireError(Exception):
@@ -24,7 +24,7 @@ class Deadline(WireError):
 
 def send(fd: int, header: dict, payload: bytes | memoryview = b"") -> None:
     body = json.dumps(header, separators=(",", ":")).encode()
-    data = _LENGTHS.pack(len(body), len(payload)) + body
+    data = LENGTHS.pack(len(body), len(payload)) + body
     _write_all(fd, data)
     if len(payload):
         _write_all(fd, memoryview(payload).cast("B"))
@@ -40,7 +40,7 @@ def _write_all(fd: int, data) -> None:
 def receive(fd: int, timeout: float | None = None, max_payload: int = 1 << 30) -> tuple[dict, bytes]:
     """The next message; ``timeout`` seconds at most for all of it (None: wait for ever)."""
     deadline = None if timeout is None else time.monotonic() + timeout
-    header_bytes, payload_bytes = _LENGTHS.unpack(_read_exactly(fd, _LENGTHS.size, deadline))
+    header_bytes, payload_bytes = LENGTHS.unpack(_read_exactly(fd, LENGTHS.size, deadline))
     if header_bytes > MAX_HEADER_BYTES or payload_bytes > max_payload:
         raise WireError(f"a message of {header_bytes} + {payload_bytes} bytes is larger than allowed")
     try:

@@ -1,0 +1,90 @@
+"""The worker's channel to the judge (autograder.channel): only its two threads reach the descriptors;
+the thread that runs the learner's code, and every thread it starts, is refused each system call
+on them. Each check runs in a child Python: a seccomp filter stays for the life of its thread."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or os.uname().machine != "x86_64", reason="the filter is written for Linux on x86-64")
+
+
+def _child(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_messages_cross_while_the_learners_thread_is_refused_the_descriptors():
+    out = _child(
+        """
+        import os, threading
+        from autograder import seccomp, wire
+        from autograder.channel import Channel, one_way
+
+        to_worker_r, to_worker_w = one_way()
+        from_worker_r, from_worker_w = one_way()
+        channel = Channel(to_worker_r, from_worker_w)
+        print(seccomp.forbid_channel(channel.fds))
+
+        def attempts():
+            tried = []
+            for name, call in [("write", lambda: os.write(from_worker_w, b"x")), ("read", lambda: os.read(to_worker_r, 1)),
+                               ("dup", lambda: os.dup(from_worker_w)), ("dup2", lambda: os.dup2(0, from_worker_w)),
+                               ("close", lambda: os.close(to_worker_r)), ("reopen", lambda: os.open(f"/proc/self/fd/{to_worker_r}", os.O_RDONLY))]:
+                try:
+                    call()
+                    tried.append(f"{name}: done")
+                except OSError as exc:
+                    tried.append(f"{name}: {exc.errno}")
+            return tried
+
+        print(attempts())
+        thread_tried = []
+        thread = threading.Thread(target=lambda: thread_tried.extend(attempts()))
+        thread.start()
+        thread.join()
+        print(thread_tried)
+        wire.send(to_worker_w, {"op": "call", "n": 1}, b"inputs")
+        print(channel.receive())
+        channel.send({"output": [1, 2]}, b"bytes" * 3)
+        print(wire.receive(from_worker_r, timeout=10))
+        """
+    )
+    lines = out.splitlines()
+    assert lines[0] == "seccomp: the channel to the judge out of reach"
+    for tried in (lines[1], lines[2]):
+        assert f"'write: {errno.EPERM}'" in tried and f"'read: {errno.EPERM}'" in tried and f"'dup: {errno.EPERM}'" in tried, tried
+        assert f"'dup2: {errno.EPERM}'" in tried and f"'close: {errno.EPERM}'" in tried, tried
+        # A socket is not opened again through /proc, as a pipe would be.
+        assert "'reopen: done'" not in tried, tried
+    assert lines[3] == "({'op': 'call', 'n': 1}, b'inputs')"
+    assert lines[4] == "({'output': [1, 2]}, b'bytesbytesbytes')"
+
+
+def test_descriptor_passing_is_refused_unless_asked_for():
+    code = """
+        import array, socket
+        from autograder import seccomp
+        from autograder.channel import one_way
+
+        reading, writing = one_way()
+        print(seccomp.forbid_channel((reading, writing), passing={passing}))
+        mine, theirs = socket.socketpair()
+        try:
+            mine.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [reading]))])
+            print("passed")
+        except OSError as exc:
+            print("refused", exc.errno)
+        """
+    assert _child(code.format(passing=False)).splitlines()[1] == f"refused {errno.EPERM}"
+    assert _child(code.format(passing=True)).splitlines()[1] == "passed"
