@@ -15,7 +15,6 @@ socket cannot.
 from __future__ import annotations
 
 import json
-import os
 import socket
 import threading
 from queue import SimpleQueue
@@ -37,14 +36,15 @@ class Channel:
         message = self._inbox.get()
         if message is None:
             raise wire.WireError("the judge closed the channel")
-        body, payload = message
-        return json.loads(body), payload
+        body_length, _ = wire.LENGTHS.unpack_from(message)
+        return json.loads(message[8 : 8 + body_length]), bytes(message[8 + body_length :])
 
     def send(self, header: dict, payload: bytes | memoryview = b"") -> None:
         body = json.dumps(header, separators=(",", ":")).encode()
-        self._outbox.put(wire.LENGTHS.pack(len(body), len(payload)) + body)
-        if len(payload):
-            self._outbox.put(memoryview(payload).cast("B"))
+        data = bytes(payload) if not isinstance(payload, bytes) else payload
+        self._outbox.put(wire.LENGTHS.pack(len(body), len(data)) + body)
+        if data:
+            self._outbox.put(data)
 
 
 def one_way() -> tuple[int, int]:
@@ -57,32 +57,32 @@ def one_way() -> tuple[int, int]:
     return reading.detach(), writing.detach()
 
 
+# The two loops allocate no object the garbage collector tracks (bytes and bytearrays only): a
+# collection runs the finalizers of whatever garbage it finds in the thread that set it off, and a
+# finalizer of the learner's running here would run where the channel can be used.
 def _reader(fd: int, put):
-    """The reading thread's loop: whole messages (header bytes, payload bytes) into the inbox, None
-    at the end. Every function it calls is bound here, before the learner's code loads."""
-    read, unpack, length, join, error = os.read, wire.LENGTHS.unpack, len, b"".join, OSError
+    """The reading thread's loop: each whole message (its lengths, header and payload, as one
+    bytearray) into the inbox, None at the end. Every function it calls is bound here, before the
+    learner's code loads."""
+    receive, number, length, smaller, new, error = socket.socket(fileno=fd).recv, int.from_bytes, len, min, bytearray, OSError
 
-    def exact(count: int) -> bytes | None:
-        parts, got = [], 0
-        while got < count:
-            chunk = read(fd, min(count - got, 1 << 20))
+    def fill(message: bytearray, count: int) -> bool:
+        while length(message) < count:
+            chunk = receive(smaller(count - length(message), 1 << 20))
             if not chunk:
-                return None
-            parts.append(chunk)
-            got += length(chunk)
-        return join(parts)
+                return False
+            message += chunk
+        return True
 
     def loop() -> None:
         try:
             while True:
-                lengths = exact(8)
-                if lengths is None:
+                message = new()
+                if not fill(message, 8):
                     break
-                body_length, payload_length = unpack(lengths)
-                body, payload = exact(body_length), exact(payload_length) if payload_length else b""
-                if body is None or payload is None:
+                if not fill(message, 8 + number(message[0:4], "little") + number(message[4:8], "little")):
                     break
-                put((body, payload))
+                put(message)
         except error:
             pass
         put(None)
@@ -91,15 +91,13 @@ def _reader(fd: int, put):
 
 
 def _writer(fd: int, get):
-    """The writing thread's loop: each item of the outbox written whole, in order."""
-    write, view_of, error = os.write, memoryview, OSError
+    """The writing thread's loop: each item of the outbox (bytes) written whole, in order."""
+    send_all, error = socket.socket(fileno=fd).sendall, OSError
 
     def loop() -> None:
         try:
             while True:
-                view = view_of(get())
-                while view:
-                    view = view[write(fd, view) :]
+                send_all(get())
         except error:
             pass
 

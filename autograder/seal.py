@@ -56,7 +56,7 @@ REFUSED_EVENTS = frozenset(
     {
         "gc.get_objects", "gc.get_referrers", "gc.get_referents",
         "sys._current_frames", "sys._current_exceptions", "sys._getframe",
-        "sys.settrace", "sys.setprofile", "sys.monitoring.register_callback",
+        "sys.settrace", "sys.setprofile", "sys._settraceallthreads", "sys._setprofileallthreads", "sys.monitoring.register_callback",
         "ctypes.cdata", "ctypes.cdata/buffer", "ctypes.string_at", "ctypes.wstring_at", "ctypes.call_function",
         "ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle",
         "code.__new__", "marshal.load", "marshal.loads",
