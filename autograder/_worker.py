@@ -105,13 +105,15 @@ def main(in_fd: int | None = None, out_fd: int | None = None, judge_pid: int | N
     for fd in (in_fd, out_fd):
         os.set_inheritable(fd, False)
     base, _ = wire.receive(in_fd)
+    signing_key = bytes.fromhex(base.pop("signing_key"))
     worker = Worker(base, out_fd)
     try:
         worker.warm()
         setup, _ = wire.receive(in_fd)
         worker.configure(setup)
         # From here on only the channel's threads touch the two descriptors (autograder.channel).
-        channel = Channel(in_fd, out_fd)
+        channel = Channel(in_fd, out_fd, signing_key)
+        del signing_key
         ready = worker.start()
         ready["channel"] = seccomp.forbid_channel(channel.fds, passing=setup.get("kind") == "distributed")
         channel.send({"ready": ready})

@@ -9,14 +9,17 @@ need are bound when they start; the replies reach them as bytes, serialised by t
 thread that runs the learner's code, with every thread and process it starts, is refused every
 system call on those two descriptors (autograder.seccomp.forbid_channel). The judge's side makes
 them sockets, not pipes: a pipe can be opened again through /proc/self/fd under a new number, a
-socket cannot.
+socket cannot. And every reply is signed (HMAC-SHA256 of its number and bytes, under a key the judge
+sends in its first message, which only the writing thread keeps): threads that were running before
+the filter (CUDA's, PyTorch's) are not covered by it, and a callback of the learner's run by one of
+them could write to the descriptor, but not sign; the judge rejects such a grading.
 """
 
 from __future__ import annotations
 
+import _thread
 import json
 import socket
-import threading
 from queue import SimpleQueue
 
 from . import wire
@@ -25,12 +28,14 @@ from . import wire
 class Channel:
     """``receive()`` and ``send()`` as autograder.wire's, through the two I/O threads."""
 
-    def __init__(self, in_fd: int, out_fd: int) -> None:
+    def __init__(self, in_fd: int, out_fd: int, signing_key: bytes) -> None:
         self.fds = (in_fd, out_fd)
         self._inbox: SimpleQueue = SimpleQueue()
         self._outbox: SimpleQueue = SimpleQueue()
-        for target in (_reader(in_fd, self._inbox.put), _writer(out_fd, self._outbox.get)):
-            threading.Thread(target=target, daemon=True).start()
+        # Started through _thread, not threading: no Thread object lists them, and so none holds
+        # the writer's loop, its key among its closure's cells.
+        for target in (_reader(in_fd, self._inbox.put), _writer(out_fd, self._outbox.get, signing_key)):
+            _thread.start_new_thread(target, ())
 
     def receive(self) -> tuple[dict, bytes]:
         message = self._inbox.get()
@@ -42,9 +47,7 @@ class Channel:
     def send(self, header: dict, payload: bytes | memoryview = b"") -> None:
         body = json.dumps(header, separators=(",", ":")).encode()
         data = bytes(payload) if not isinstance(payload, bytes) else payload
-        self._outbox.put(wire.LENGTHS.pack(len(body), len(data)) + body)
-        if data:
-            self._outbox.put(data)
+        self._outbox.put(wire.LENGTHS.pack(len(body), len(data)) + body + data)
 
 
 def one_way() -> tuple[int, int]:
@@ -90,15 +93,31 @@ def _reader(fd: int, put):
     return loop
 
 
-def _writer(fd: int, get):
-    """The writing thread's loop: each item of the outbox (bytes) written whole, in order."""
-    send_all, error = socket.socket(fileno=fd).sendall, OSError
+def _writer(fd: int, get, key: bytes):
+    """The writing thread's loop: each message of the outbox written whole, in order, then its
+    signature: HMAC-SHA256 under the judge's key of the message's number and bytes (wire.Signatures).
+    A thread this filter does not cover (one CUDA or PyTorch started before it, running a callback
+    of the learner's) could still write to the descriptor; it cannot sign."""
+    send_all, sign, error = socket.socket(fileno=fd).sendall, _digest(), OSError
 
     def loop() -> None:
+        count = 0
         try:
             while True:
-                send_all(get())
+                message = get()
+                send_all(message)
+                send_all(sign(key, count.to_bytes(8, "little") + message, "sha256"))
+                count += 1
         except error:
             pass
 
     return loop
+
+
+def _digest():
+    """OpenSSL's HMAC in C (hmac.digest is Python, which the learner's code could rebind)."""
+    try:
+        from _hashlib import hmac_digest
+    except ImportError:  # a Python without OpenSSL: the module's own, bound now
+        from hmac import digest as hmac_digest
+    return hmac_digest

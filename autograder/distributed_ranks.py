@@ -73,7 +73,7 @@ class Ranks:
             session.end()
 
     def logs(self) -> str:
-        from .session import read_log
+        from .worker_log import read_log
 
         parts = []
         for rank, session in enumerate(self.sessions):

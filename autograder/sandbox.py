@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from . import osguard, registry, template
-from .session import read_log
+from .worker_log import read_log
 
 DEFAULT_TIMEOUT_S = 300.0
 # The judge ends its own workers at the time limit; this much longer, and it is stopped itself.

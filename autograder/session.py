@@ -4,6 +4,7 @@ everything it started. Used for the learner's worker and for the judge's trusted
 from __future__ import annotations
 
 import os
+import secrets
 import select
 import subprocess
 import sys
@@ -85,7 +86,11 @@ class Session:
         self.setup: dict = {"role": role, "device": device, "warm_profiler": warm_profiler, "no_triton": no_triton}
         self._start_timeout = 60.0
         self.ready: dict | None = None
-        wire.send(self._to_worker, self.setup)
+        # The worker signs every reply with this key (autograder.channel): a message its process
+        # wrote past the channel's writer is told apart.
+        key = secrets.token_bytes(32)
+        self._signatures = wire.Signatures(key)
+        wire.send(self._to_worker, {**self.setup, "signing_key": key.hex()})
 
     def _claim_spare(self, where: tuple) -> bool:
         while _SPARES:
@@ -159,7 +164,10 @@ class Session:
 
     def _receive(self, timeout: float, doing: str, max_payload: int = 1 << 30) -> tuple[dict, bytes]:
         try:
-            header, payload = wire.receive(self._from_worker, timeout, max_payload)
+            header, payload = wire.receive(self._from_worker, timeout, max_payload, self._signatures)
+        except wire.Forged:
+            self.end()
+            raise WorkerGone("REJECT", f"a message reached the judge that the worker did not sign, while {doing}: your code wrote to the judge's channel itself") from None
         except wire.Deadline:
             self.end()
             raise WorkerGone("TIMEOUT", f"your code did not finish {doing} within {timeout:.0f} s: an endless loop, a hang or a far too slow kernel") from None
@@ -241,24 +249,6 @@ class _Child:
                 if pid:
                     self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
-
-
-LOG_HEAD = LOG_TAIL = 3000
-
-
-def read_log(path: str) -> str:
-    """The start and end of what a worker printed, as text."""
-    try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as f:
-            if size <= LOG_HEAD + LOG_TAIL:
-                return f.read().decode("utf-8", "replace")
-            head = f.read(LOG_HEAD).decode("utf-8", "replace")
-            f.seek(size - LOG_TAIL)
-            tail = f.read().decode("utf-8", "replace")
-        return f"{head}\n... [{size - LOG_HEAD - LOG_TAIL} bytes of output left out] ...\n{tail}"
-    except OSError:
-        return ""
 
 
 class Workers:

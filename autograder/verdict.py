@@ -262,7 +262,7 @@ def finish(job: dict, result: ProblemResult) -> dict:
     verdict and points."""
     import os
 
-    from .session import read_log
+    from .worker_log import read_log
 
     result.output = read_log(os.path.join(job["workdir"], "learner", "output.log"))
     return score(registry.get(job["problem"]), result, job["device"])

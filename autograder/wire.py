@@ -4,6 +4,7 @@ bounds in size and reads with a deadline."""
 
 from __future__ import annotations
 
+import hmac
 import json
 import os
 import select
@@ -12,6 +13,8 @@ import time
 
 MAX_HEADER_BYTES = 1 << 20
 LENGTHS = struct.Struct("<II")
+# HMAC-SHA256 of a signed reply (autograder.channel).
+SIGNATURE_BYTES = 32
 
 
 class WireError(Exception):
@@ -37,19 +40,44 @@ def _write_all(fd: int, data) -> None:
         view = view[written:]
 
 
-def receive(fd: int, timeout: float | None = None, max_payload: int = 1 << 30) -> tuple[dict, bytes]:
-    """The next message; ``timeout`` seconds at most for all of it (None: wait for ever)."""
+class Forged(WireError):
+    """A message whose signature is not the worker's: written by other code of its process."""
+
+
+class Signatures:
+    """The judge's side of a worker's signed replies (autograder.channel): the key it gave the
+    worker, and how many replies it has checked (each signature covers its number, so none can be
+    sent twice)."""
+
+    def __init__(self, key: bytes) -> None:
+        self.key, self.count = key, 0
+
+    def check(self, message: bytes, signature: bytes) -> None:
+        expected = hmac.digest(self.key, self.count.to_bytes(8, "little") + message, "sha256")
+        self.count += 1
+        if not hmac.compare_digest(expected, signature):
+            raise Forged("a reply the worker did not sign reached the judge")
+
+
+def receive(fd: int, timeout: float | None = None, max_payload: int = 1 << 30, signatures: Signatures | None = None) -> tuple[dict, bytes]:
+    """The next message; ``timeout`` seconds at most for all of it (None: wait for ever). With
+    ``signatures``, the message must be followed by the worker's signature of it."""
     deadline = None if timeout is None else time.monotonic() + timeout
-    header_bytes, payload_bytes = LENGTHS.unpack(_read_exactly(fd, LENGTHS.size, deadline))
+    lengths = _read_exactly(fd, LENGTHS.size, deadline)
+    header_bytes, payload_bytes = LENGTHS.unpack(lengths)
     if header_bytes > MAX_HEADER_BYTES or payload_bytes > max_payload:
         raise WireError(f"a message of {header_bytes} + {payload_bytes} bytes is larger than allowed")
+    body = _read_exactly(fd, header_bytes, deadline)
+    payload = _read_exactly(fd, payload_bytes, deadline) if payload_bytes else b""
+    if signatures is not None:
+        signatures.check(lengths + body + payload, _read_exactly(fd, SIGNATURE_BYTES, deadline))
     try:
-        header = json.loads(_read_exactly(fd, header_bytes, deadline))
+        header = json.loads(body)
     except (ValueError, RecursionError) as exc:
         raise WireError(f"a malformed message: {exc}") from None
     if not isinstance(header, dict):
         raise WireError("a message that is not a JSON object")
-    return header, _read_exactly(fd, payload_bytes, deadline) if payload_bytes else b""
+    return header, payload
 
 
 def _read_exactly(fd: int, count: int, deadline: float | None) -> bytes:

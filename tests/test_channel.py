@@ -33,7 +33,8 @@ def test_messages_cross_while_the_learners_thread_is_refused_the_descriptors():
 
         to_worker_r, to_worker_w = one_way()
         from_worker_r, from_worker_w = one_way()
-        channel = Channel(to_worker_r, from_worker_w)
+        channel = Channel(to_worker_r, from_worker_w, b"k" * 32)
+        signatures = wire.Signatures(b"k" * 32)
         print(seccomp.forbid_channel(channel.fds))
 
         def attempts():
@@ -57,7 +58,9 @@ def test_messages_cross_while_the_learners_thread_is_refused_the_descriptors():
         wire.send(to_worker_w, {"op": "call", "n": 1}, b"inputs")
         print(channel.receive())
         channel.send({"output": [1, 2]}, b"bytes" * 3)
-        print(wire.receive(from_worker_r, timeout=10))
+        print(wire.receive(from_worker_r, timeout=10, signatures=signatures))
+        channel.send({"output": [3]})
+        print(wire.receive(from_worker_r, timeout=10, signatures=signatures))
         """
     )
     lines = out.splitlines()
@@ -69,6 +72,32 @@ def test_messages_cross_while_the_learners_thread_is_refused_the_descriptors():
         assert "'reopen: done'" not in tried, tried
     assert lines[3] == "({'op': 'call', 'n': 1}, b'inputs')"
     assert lines[4] == "({'output': [1, 2]}, b'bytesbytesbytes')"
+    assert lines[5] == "({'output': [3]}, b'')"
+
+
+def test_a_reply_the_channel_did_not_sign_is_told_apart():
+    # A thread the filter does not cover (one started before it) writes a reply of its own, well
+    # formed, with a signature made up.
+    out = _child(
+        """
+        from autograder import wire
+        from autograder.channel import Channel, one_way
+
+        to_worker_r, to_worker_w = one_way()
+        from_worker_r, from_worker_w = one_way()
+        channel = Channel(to_worker_r, from_worker_w, b"k" * 32)
+        signatures = wire.Signatures(b"k" * 32)
+        wire.send(from_worker_w, {"output": "forged"})
+        import os
+        os.write(from_worker_w, bytes(32))
+        try:
+            wire.receive(from_worker_r, timeout=10, signatures=signatures)
+            print("accepted")
+        except wire.Forged as exc:
+            print("forged:", exc)
+        """
+    )
+    assert out.startswith("forged: a reply the worker did not sign"), out
 
 
 def test_descriptor_passing_is_refused_unless_asked_for():

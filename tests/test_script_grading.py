@@ -144,6 +144,9 @@ def test_a_worker_is_told_to_warm_its_profiler_in_its_first_message(tmp_path, mo
     monkeypatch.setattr(session_mod.wire, "send", lambda fd, header, payload=b"": sent.append(dict(header)))
     worker = session_mod.Session("learner", "cpu", str(tmp_path), str(tmp_path / "log"), warm_profiler=True)
     try:
+        # With the key the worker signs its replies with (autograder.channel), a new one per worker.
+        key = sent[0].pop("signing_key")
+        assert len(bytes.fromhex(key)) == 32
         assert sent == [{"role": "learner", "device": "cpu", "warm_profiler": True, "no_triton": False}]
     finally:
         worker.end()
