@@ -18,8 +18,21 @@ ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or os.uname().machine != "x86_64", reason="the filter is written for Linux on x86-64")
 
 
+# A worker's channel in a child Python, both ends in hand: ``channel`` the worker's, the judge's
+# ``to_worker_w`` to write requests and ``from_worker_r`` (with ``signatures``) to read replies.
+CHANNEL = """
+from autograder import seccomp, wire
+from autograder.channel import Channel, one_way
+
+to_worker_r, to_worker_w = one_way()
+from_worker_r, from_worker_w = one_way()
+channel = Channel(to_worker_r, from_worker_w, b"k" * 32)
+signatures = wire.Signatures(b"k" * 32)
+"""
+
+
 def _child(code: str) -> str:
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", CHANNEL + textwrap.dedent(code)], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -28,13 +41,6 @@ def test_messages_cross_while_the_learners_thread_is_refused_the_descriptors():
     out = _child(
         """
         import os, threading
-        from autograder import seccomp, wire
-        from autograder.channel import Channel, one_way
-
-        to_worker_r, to_worker_w = one_way()
-        from_worker_r, from_worker_w = one_way()
-        channel = Channel(to_worker_r, from_worker_w, b"k" * 32)
-        signatures = wire.Signatures(b"k" * 32)
         print(seccomp.forbid_channel(channel.fds))
 
         def attempts():
@@ -80,15 +86,8 @@ def test_a_reply_the_channel_did_not_sign_is_told_apart():
     # formed, with a signature made up.
     out = _child(
         """
-        from autograder import wire
-        from autograder.channel import Channel, one_way
-
-        to_worker_r, to_worker_w = one_way()
-        from_worker_r, from_worker_w = one_way()
-        channel = Channel(to_worker_r, from_worker_w, b"k" * 32)
-        signatures = wire.Signatures(b"k" * 32)
-        wire.send(from_worker_w, {"output": "forged"})
         import os
+        wire.send(from_worker_w, {"output": "forged"})
         os.write(from_worker_w, bytes(32))
         try:
             wire.receive(from_worker_r, timeout=10, signatures=signatures)
@@ -103,14 +102,10 @@ def test_a_reply_the_channel_did_not_sign_is_told_apart():
 def test_descriptor_passing_is_refused_unless_asked_for():
     code = """
         import array, socket
-        from autograder import seccomp
-        from autograder.channel import one_way
-
-        reading, writing = one_way()
-        print(seccomp.forbid_channel((reading, writing), passing={passing}))
+        print(seccomp.forbid_channel(channel.fds, passing={passing}))
         mine, theirs = socket.socketpair()
         try:
-            mine.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [reading]))])
+            mine.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [to_worker_r]))])
             print("passed")
         except OSError as exc:
             print("refused", exc.errno)
