@@ -25,8 +25,8 @@ from .worker_timed import TimedCalls
 
 
 class Worker(WorkerSetup, WorkerCalls, TimedCalls):
-    def __init__(self, setup: dict, out_fd: int) -> None:
-        self.setup, self.out_fd = setup, out_fd
+    def __init__(self, setup: dict) -> None:
+        self.setup = setup
         self.device, self.language = setup["device"], setup.get("language")
         self.fn = None
         self.module = None
@@ -104,9 +104,8 @@ def main(in_fd: int | None = None, out_fd: int | None = None, judge_pid: int | N
     os.register_at_fork(after_in_child=lambda: [_close(fd) for fd in (in_fd, out_fd)])
     for fd in (in_fd, out_fd):
         os.set_inheritable(fd, False)
-    base, _ = wire.receive(in_fd)
-    signing_key = bytes.fromhex(base.pop("signing_key"))
-    worker = Worker(base, out_fd)
+    base, signing_key = wire.receive(in_fd)
+    worker = Worker(base)
     try:
         worker.warm()
         setup, _ = wire.receive(in_fd)

@@ -45,9 +45,8 @@ class Channel:
         return json.loads(message[8 : 8 + body_length]), bytes(message[8 + body_length :])
 
     def send(self, header: dict, payload: bytes | memoryview = b"") -> None:
-        body = json.dumps(header, separators=(",", ":")).encode()
         data = bytes(payload) if not isinstance(payload, bytes) else payload
-        self._outbox.put(wire.LENGTHS.pack(len(body), len(data)) + body + data)
+        self._outbox.put(wire.heading(header, len(data)) + data)
 
 
 def one_way() -> tuple[int, int]:

@@ -90,7 +90,8 @@ class Session:
         # wrote past the channel's writer is told apart.
         key = secrets.token_bytes(32)
         self._signatures = wire.Signatures(key)
-        wire.send(self._to_worker, {**self.setup, "signing_key": key.hex()})
+        # As raw bytes, not JSON text: no marker beside it in the worker's memory (which its process can read).
+        wire.send(self._to_worker, self.setup, key)
 
     def _claim_spare(self, where: tuple) -> bool:
         while _SPARES:

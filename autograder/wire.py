@@ -25,10 +25,14 @@ class Deadline(WireError):
     """Nothing (or not all of a message) arrived before the deadline."""
 
 
-def send(fd: int, header: dict, payload: bytes | memoryview = b"") -> None:
+def heading(header: dict, payload_bytes: int) -> bytes:
+    """A message's first bytes: the two lengths, then the header as JSON."""
     body = json.dumps(header, separators=(",", ":")).encode()
-    data = LENGTHS.pack(len(body), len(payload)) + body
-    _write_all(fd, data)
+    return LENGTHS.pack(len(body), payload_bytes) + body
+
+
+def send(fd: int, header: dict, payload: bytes | memoryview = b"") -> None:
+    _write_all(fd, heading(header, len(payload)))
     if len(payload):
         _write_all(fd, memoryview(payload).cast("B"))
 

@@ -77,7 +77,7 @@ def test_only_the_library_helper_calls_another_entry_by_name():
         return "null"
 
     for role, expected in (("library", null_entry), ("learner", loaded)):
-        worker = Worker({"role": role, "device": "cpu"}, out_fd=-1)
+        worker = Worker({"role": role, "device": "cpu"})
         worker.fn, worker.module = loaded, type("Module", (), {"null_entry": staticmethod(null_entry)})
         assert worker._entry({"entry": "null_entry"}) is expected
         assert worker._entry({}) is loaded
