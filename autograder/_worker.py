@@ -18,7 +18,7 @@ import sys
 import traceback
 
 from . import osguard, seccomp, wire
-from .channel import Channel
+from .channel import Channel, out_of_the_way
 from .worker_calls import WorkerCalls
 from .worker_setup import WorkerSetup
 from .worker_timed import TimedCalls
@@ -100,10 +100,9 @@ def main(in_fd: int | None = None, out_fd: int | None = None, judge_pid: int | N
     if in_fd is None:
         in_fd, out_fd, judge_pid = (int(a) for a in sys.argv[1:4])
     osguard.die_with_parent(judge_pid)
+    in_fd, out_fd = out_of_the_way((in_fd, out_fd))
     # A process the learner's code forks never reads the judge's requests or writes replies.
     os.register_at_fork(after_in_child=lambda: [_close(fd) for fd in (in_fd, out_fd)])
-    for fd in (in_fd, out_fd):
-        os.set_inheritable(fd, False)
     base, signing_key = wire.receive(in_fd)
     worker = Worker(base)
     try:

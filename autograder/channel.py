@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import _thread
 import json
+import os
+import resource
 import socket
 from queue import SimpleQueue
 
@@ -57,6 +59,30 @@ def one_way() -> tuple[int, int]:
     reading.shutdown(socket.SHUT_WR)
     writing.shutdown(socket.SHUT_RD)
     return reading.detach(), writing.detach()
+
+
+def out_of_the_way(fds: tuple[int, ...]) -> tuple[int, ...]:
+    """The descriptors ``fds`` moved to numbers no other file of this process or of a program it
+    runs will take (the originals closed; the new ones closed on exec). The filter refuses system
+    calls by descriptor number, and every process a grading starts inherits it: had the channel
+    kept a low number, the compiler Triton runs (gcc, ptxas) would have opened its own files under
+    it and been refused. The new numbers are at or above the soft limit on open files, which is
+    put back afterwards, so no process under it is handed them; with no room above it, they are the
+    highest numbers below it, reached only by a process holding all the others open."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    cap = 1 << 16
+    room = soft < cap and (hard == resource.RLIM_INFINITY or hard >= soft + len(fds))
+    first = soft if room else min(soft, cap) - len(fds)
+    if room:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft + len(fds), hard))
+    try:
+        moved = tuple(os.dup2(fd, first + index, inheritable=False) for index, fd in enumerate(fds))
+    finally:
+        if room:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    for fd in set(fds) - set(moved):
+        os.close(fd)
+    return moved
 
 
 # The two loops allocate no object the garbage collector tracks (bytes and bytearrays only): a

@@ -22,10 +22,11 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or os.uname
 # ``to_worker_w`` to write requests and ``from_worker_r`` (with ``signatures``) to read replies.
 CHANNEL = """
 from autograder import seccomp, wire
-from autograder.channel import Channel, one_way
+from autograder.channel import Channel, one_way, out_of_the_way
 
 to_worker_r, to_worker_w = one_way()
 from_worker_r, from_worker_w = one_way()
+to_worker_r, from_worker_w = out_of_the_way((to_worker_r, from_worker_w))
 channel = Channel(to_worker_r, from_worker_w, b"k" * 32)
 signatures = wire.Signatures(b"k" * 32)
 """
@@ -79,6 +80,25 @@ def test_messages_cross_while_the_learners_thread_is_refused_the_descriptors():
     assert lines[3] == "({'op': 'call', 'n': 1}, b'inputs')"
     assert lines[4] == "({'output': [1, 2]}, b'bytesbytesbytes')"
     assert lines[5] == "({'output': [3]}, b'')"
+
+
+def test_programs_the_learners_code_runs_open_their_own_files():
+    # The filter refuses descriptors by number and every program started under it inherits it:
+    # Triton runs gcc and ptxas, whose files must never be handed the channel's numbers.
+    out = _child(
+        """
+        import resource, subprocess, sys
+        print(seccomp.forbid_channel(channel.fds))
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        print(min(channel.fds) >= min(soft, 1 << 16) - 2)
+        program = "import json, os; print(json.dumps([os.open('/dev/null', os.O_RDONLY) for _ in range(8)]))"
+        done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+        print(done.returncode, done.stdout.strip(), done.stderr[-300:])
+        """
+    )
+    lines = out.splitlines()
+    assert lines[2].startswith("0 ["), out
+    assert lines[:2] == ["seccomp: the channel to the judge out of reach", "True"], out
 
 
 def test_a_reply_the_channel_did_not_sign_is_told_apart():
