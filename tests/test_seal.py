@@ -88,6 +88,11 @@ def test_honest_code_and_the_libraries_own_calls_go_on(tmp_path):
             1 / 0
         except ZeroDivisionError:
             logging.getLogger("x").exception("a traceback, formatted by logging")
+        from triton.compiler.compiler import filter_traceback
+        try:
+            1 / 0
+        except ZeroDivisionError as exc:
+            filter_traceback(exc)  # Triton's own, on a kernel that fails to compile (a generator reads the frames)
         Pair = collections.namedtuple("Pair", "a b")
         class Named(typing.NamedTuple):
             a: int

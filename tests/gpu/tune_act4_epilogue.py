@@ -31,7 +31,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import runpy
 import sys
+import tempfile
 from pathlib import Path
 
 if "--interpret" in sys.argv:
@@ -133,9 +135,12 @@ def solution_function():
     from autograder import source
 
     cells = source.notebook_cells(str(ROOT / "solutions" / "act4-kernels" / "matmul_bias_gelu.ipynb"))
-    namespace: dict = {}
-    exec(compile(source.extract(cells, "matmul_bias_gelu"), "matmul_bias_gelu_solution", "exec"), namespace)
-    return namespace["matmul_bias_gelu"]
+    # Triton's jit reads a kernel's source from its file, so the solution runs from one.
+    folder = tempfile.mkdtemp(prefix="tune-epilogue-")
+    path = os.path.join(folder, "matmul_bias_gelu_solution.py")
+    with open(path, "w") as file:
+        file.write(source.extract(cells, "matmul_bias_gelu"))
+    return runpy.run_path(path)["matmul_bias_gelu"]
 
 
 def main() -> int:

@@ -19,8 +19,9 @@ from autograder import shared, wire
 
 
 def _channel_fds():
+    # Every open descriptor, by the numbers the process lists: the channel's are the highest.
     found = []
-    for fd in range(3, 256):
+    for fd in sorted(int(name) for name in os.listdir("/proc/self/fd")):
         try:
             mode = os.fstat(fd).st_mode
         except OSError:
