@@ -13,7 +13,26 @@ design of the forward kernel in a few launch configurations (BLOCK_M, BLOCK_N, n
 - tma_ws: tma, and the unmasked loop marked tl.range(..., warp_specialize=True): the compiler moves
   the TMA loads into a producer warp and gives the compute warps its registers;
 - tma_host: tma with host-side descriptors (triton.tools.tensor_descriptor.TensorDescriptor over the
-  (B*H*S, D) rows), which cost no descriptor writes in the kernel: what device-side creation costs.
+  (B*H*S, D) rows), which cost no descriptor writes in the kernel: what device-side creation costs;
+- wide: pointer with 256 query rows and 16 warps (four warpgroups of 64 rows): each K and V tile
+  brought into shared memory serves twice the rows;
+- lazy: pointer, the accumulator and the row sums rescaled only when some row's maximum grew by more
+  than 2^8 (FlashAttention-4's conditional rescaling): the stale maximum keeps every exponential at
+  most 256, exact after the final division, and most tiles skip a multiply per output element;
+- overlap: pointer, the unmasked tiles' scores one tile ahead: the next tile's Q K^T is issued
+  before this tile's softmax and P V, so the tensor cores have work while the exponentials run
+  (FlashAttention-3's overlap within a warpgroup, written by hand; whether Triton 3.6 keeps the
+  product in flight is what the timing says);
+- overlap_lazy: both;
+- tma_2cta, tma_host_2cta: tma and tma_host in configurations that fit two programs on an SM, so
+  one's softmax can run while the other's wgmma does (every wgmma here waits for its result at
+  once: Triton 3.6 overlaps nothing within a program). Compiled for sm_90 by Triton 3.6 on a CPU,
+  tma 128x64 with 8 warps and 2 stages takes 142 registers a thread and 98 KiB of shared memory:
+  one program an SM (2 x 256 threads x 144 > 65,536 registers); capped at 128 registers (the
+  fifth number of a configuration, Triton's maxnreg) it compiles with no spills, and two fit.
+  64x64 with 4 warps: 138 registers, 83 KiB, two programs an SM. The pointer design the solution
+  uses takes 255 registers and spills 200 bytes a thread at D=128 (its loads staged through
+  registers: 48 KiB of shared memory at 3 stages).
 
 Every variant runs on every benchmark shape; each call is first checked against SDPA in float32 (the
 grader's tolerance rule: its factor times SDPA flash's own bf16 error) and timed only if right. Times
@@ -28,8 +47,9 @@ skipped, and the timing process never compiles anything but what the children co
 Every row goes to the JSON file --out (default $GPU_OUT/tune_act4_flash.json, else _build/), rewritten
 after each row so a run cut short keeps what it measured.
 
-Run on a GPU (about 90 s on an H200, half of it compiling), from the repository root:
-    PYTHONPATH=$PWD python3 tests/gpu/tune_act4_flash.py [--out FILE] [--deadline S]
+Run on a GPU (about 90 s on an H200 for the first four variants, half of it compiling), from the
+repository root:
+    PYTHONPATH=$PWD python3 tests/gpu/tune_act4_flash.py [--out FILE] [--deadline S] [--variants pointer,lazy,...]
 On a CPU (every variant checked under the Triton interpreter on small shapes, nothing timed):
     PYTHONPATH=$PWD python3 tests/gpu/tune_act4_flash.py --interpret
 """
@@ -104,7 +124,15 @@ VARIANTS = {
         {"TMA": 2, "WARP_SPEC": False},
         [(128, 64, 8, 3), (128, 128, 8, 2)],
     ),
+    "wide": ({"TMA": 0, "WARP_SPEC": False}, [(256, 64, 16, 2), (256, 64, 16, 3), (256, 128, 16, 2)]),
+    "lazy": ({"TMA": 0, "WARP_SPEC": False, "LAZY": True}, [(128, 64, 8, 3), (128, 64, 8, 4), (128, 128, 8, 3)]),
+    "overlap": ({"TMA": 0, "WARP_SPEC": False, "OVERLAP": True}, [(128, 64, 8, 2), (128, 64, 8, 3), (128, 128, 8, 2)]),
+    "overlap_lazy": ({"TMA": 0, "WARP_SPEC": False, "LAZY": True, "OVERLAP": True}, [(128, 64, 8, 2), (128, 64, 8, 3)]),
 }
+VARIANTS["tma_2cta"] = ({"TMA": 1, "WARP_SPEC": False}, [(128, 64, 8, 2, 128), (64, 64, 4, 2), (64, 64, 4, 3)])
+VARIANTS["tma_host_2cta"] = ({"TMA": 2, "WARP_SPEC": False}, [(128, 64, 8, 2, 128), (64, 64, 4, 2)])
+# Switches a variant leaves out are off.
+SWITCHES = {"TMA": 0, "WARP_SPEC": False, "LAZY": False, "OVERLAP": False}
 if SMOKE:
     VARIANTS = {name: (switches, [(32, 16, 4, 1)]) for name, (switches, _) in VARIANTS.items()}
 # Under the interpreter: small tiles, so the short test sequences still cross several of them.
@@ -119,6 +147,7 @@ INTERPRET_SHAPES = [
 def kv_loop(
     acc, l_i, m_i, q, k_src, v_src, kv_row0, stride_kn, stride_vn, offs_m, offs_n, S, qk_scale, lo, hi,
     BLOCK_N: tl.constexpr, CAUSAL_MASK: tl.constexpr, SEQ_MASK: tl.constexpr, TMA: tl.constexpr, WARP_SPEC: tl.constexpr,
+    LAZY: tl.constexpr,
 ):
     """The online softmax over the K/V tiles of columns lo..hi. k_src, v_src: pointer blocks (TMA=0)
     or tensor descriptors whose row kv_row0 is this head's key 0 (TMA=1, 2)."""
@@ -140,11 +169,7 @@ def kv_loop(
         if SEQ_MASK:
             # Descriptor rows past S are zeros (or the next head's keys, TMA=2), not -inf: mask them.
             qk = tl.where(cols[None, :] < S, qk, -float("inf"))
-        m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
-        p = tl.math.exp2(qk * qk_scale - m_new[:, None])
-        alpha = tl.math.exp2(m_i - m_new)
-        l_i = l_i * alpha + tl.sum(p, 1)
-        acc = acc * alpha[:, None]
+        acc, l_i, m_i, p = online_softmax_step(acc, l_i, m_i, qk, qk_scale, LAZY)
         if TMA != 0:
             v = v_src.load([kv_row0 + start_n, 0])
         elif SEQ_MASK:
@@ -152,10 +177,52 @@ def kv_loop(
         else:
             v = tl.load(v_src)
         acc = tl.dot(p.to(v.dtype), v, acc)
-        m_i = m_new
         if TMA == 0:
             k_src += BLOCK_N * stride_kn
             v_src += BLOCK_N * stride_vn
+    return acc, l_i, m_i
+
+
+@triton.jit
+def online_softmax_step(acc, l_i, m_i, qk, qk_scale, LAZY: tl.constexpr):
+    """One tile's scores qk into the running maximum m_i, sums l_i and output acc; returns them and
+    the tile's probabilities p (unnormalised, base 2: qk_scale holds log2(e))."""
+    m_new = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+    if LAZY:
+        # Rescale only when a row's maximum grew past 2^8: otherwise keep the old maximum, so
+        # p <= 256 (exact in float32, and in bf16 to its usual 8 bits), and skip BLOCK_M*HEAD_DIM
+        # multiplies. The first tile always rescales (m_i is -inf).
+        if tl.max(m_new - m_i, 0) > 8.0:
+            alpha = tl.math.exp2(m_i - m_new)
+            acc = acc * alpha[:, None]
+            l_i = l_i * alpha
+            m_i = m_new
+        p = tl.math.exp2(qk * qk_scale - m_i[:, None])
+        l_i = l_i + tl.sum(p, 1)
+    else:
+        p = tl.math.exp2(qk * qk_scale - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        m_i = m_new
+    return acc, l_i, m_i, p
+
+
+@triton.jit
+def kv_loop_overlap(acc, l_i, m_i, q, k_src, v_src, stride_kn, stride_vn, qk_scale, lo, hi, BLOCK_N: tl.constexpr, LAZY: tl.constexpr):
+    """kv_loop over whole, unmasked tiles (pointer blocks) with the scores one tile ahead: tile
+    j+1's Q K^T is issued before tile j's softmax and P V, so wgmma has the next product in flight
+    while the exponentials of this one run (FlashAttention-3's overlap within a warpgroup)."""
+    if lo < hi:
+        qk = tl.dot(q, tl.trans(tl.load(k_src + lo * stride_kn)))
+        for start_n in range(lo, hi, BLOCK_N):
+            # The last tile loads itself again as its "next": no read past hi, a product unused.
+            ahead = tl.minimum(start_n + BLOCK_N, hi - BLOCK_N)
+            qk_ahead = tl.dot(q, tl.trans(tl.load(k_src + ahead * stride_kn)))
+            acc, l_i, m_i, p = online_softmax_step(acc, l_i, m_i, qk, qk_scale, LAZY)
+            v = tl.load(v_src + start_n * stride_vn)
+            acc = tl.dot(p.to(v.dtype), v, acc)
+            qk = qk_ahead
     return acc, l_i, m_i
 
 
@@ -165,7 +232,7 @@ def attention_fwd(
     stride_qb, stride_qh, stride_qs, stride_kb, stride_kh, stride_ks,
     stride_vb, stride_vh, stride_vs, stride_ob, stride_oh, stride_os,
     HEAD_DIM: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-    TMA: tl.constexpr, WARP_SPEC: tl.constexpr,
+    TMA: tl.constexpr, WARP_SPEC: tl.constexpr, LAZY: tl.constexpr, OVERLAP: tl.constexpr,
 ):
     """Rows start_m*BLOCK_M.. of head bh. TMA=0: q_ptr, k_ptr, v_ptr are tensors; TMA=1: the same,
     read through descriptors made here; TMA=2: they are host descriptors over the (B*H*S, D) rows."""
@@ -207,25 +274,21 @@ def attention_fwd(
     m_i = tl.full((BLOCK_M,), -float("inf"), dtype=tl.float32)
     l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
     acc = tl.zeros((BLOCK_M, HEAD_DIM), dtype=tl.float32)
-    if CAUSAL:
-        acc, l_i, m_i = kv_loop(
-            acc, l_i, m_i, q, k_src, v_src, row0, stride_ks, stride_vs, offs_m, offs_n, S, qk_scale,
-            0, start_m * BLOCK_M, BLOCK_N, False, False, TMA, WARP_SPEC,
-        )
-        acc, l_i, m_i = kv_loop(
-            acc, l_i, m_i, q, k_src, v_src, row0, stride_ks, stride_vs, offs_m, offs_n, S, qk_scale,
-            start_m * BLOCK_M, tl.minimum((start_m + 1) * BLOCK_M, S), BLOCK_N, True, True, TMA, False,
-        )
+    # The unmasked tiles: left of the diagonal (causal), or every whole tile.
+    lo, hi = 0, start_m * BLOCK_M if CAUSAL else (S // BLOCK_N) * BLOCK_N
+    if OVERLAP:
+        acc, l_i, m_i = kv_loop_overlap(acc, l_i, m_i, q, k_src, v_src, stride_ks, stride_vs, qk_scale, lo, hi, BLOCK_N, LAZY)
     else:
-        full = (S // BLOCK_N) * BLOCK_N
         acc, l_i, m_i = kv_loop(
             acc, l_i, m_i, q, k_src, v_src, row0, stride_ks, stride_vs, offs_m, offs_n, S, qk_scale,
-            0, full, BLOCK_N, False, False, TMA, WARP_SPEC,
+            lo, hi, BLOCK_N, False, False, TMA, WARP_SPEC, LAZY,
         )
-        acc, l_i, m_i = kv_loop(
-            acc, l_i, m_i, q, k_src, v_src, row0, stride_ks, stride_vs, offs_m, offs_n, S, qk_scale,
-            full, S, BLOCK_N, False, True, TMA, False,
-        )
+    # The masked ones: the diagonal tile and the end of the sequence (causal), or the last partial tile.
+    end = tl.minimum((start_m + 1) * BLOCK_M, S) if CAUSAL else S
+    acc, l_i, m_i = kv_loop(
+        acc, l_i, m_i, q, k_src, v_src, row0, stride_ks, stride_vs, offs_m, offs_n, S, qk_scale,
+        hi, end, BLOCK_N, CAUSAL, True, TMA, False, LAZY,
+    )
     acc = acc / l_i[:, None]
     tl.store(o_base + offs_m[:, None] * stride_os + offs_d[None, :], acc.to(out_ptr.dtype.element_ty), mask=offs_m[:, None] < S)
 
@@ -238,7 +301,9 @@ def descriptor_scratch(size: int, alignment: int, stream) -> torch.Tensor:
 def launch(variant: str, config: tuple, q, k, v, out, causal: bool, warmup: bool = False):
     """Run (or with warmup only compile) ``variant`` in ``config`` on q, k, v into out."""
     switches, _ = VARIANTS[variant]
-    block_m, block_n, warps, stages = config
+    block_m, block_n, warps, stages = config[:4]
+    # A fifth number caps the registers a thread (so that more programs fit on an SM).
+    registers = {"maxnreg": config[4]} if len(config) > 4 else {}
     B, H, S, D = q.shape
     args = [q, k, v]
     if switches["TMA"] == 2:
@@ -250,7 +315,7 @@ def launch(variant: str, config: tuple, q, k, v, out, causal: bool, warmup: bool
     kwargs = {"grid": grid} if warmup else {}
     return call(
         *args, out, LOG2E / math.sqrt(D), H, S, *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *out.stride()[:3],
-        HEAD_DIM=D, CAUSAL=causal, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps, num_stages=stages, **switches, **kwargs,
+        HEAD_DIM=D, CAUSAL=causal, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps, num_stages=stages, **{**SWITCHES, **switches}, **registers, **kwargs,
     )
 
 
@@ -262,7 +327,7 @@ def load_solution() -> dict:
 
 
 def label(variant: str, config: tuple) -> str:
-    return f"{variant} M{config[0]} N{config[1]} w{config[2]} s{config[3]}"
+    return f"{variant} M{config[0]} N{config[1]} w{config[2]} s{config[3]}" + (f" r{config[4]}" if len(config) > 4 else "")
 
 
 def describe(shape: tuple) -> str:
@@ -395,8 +460,16 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=min(14, max(1, (os.cpu_count() or 2) - 2)), help="compiling processes")
     parser.add_argument("--interpret", action="store_true", help="check every variant on a CPU under the interpreter, time nothing")
     parser.add_argument("--smoke", action="store_true", help="run this script's GPU path on a CPU (interpreter, small shapes)")
+    parser.add_argument("--variants", help="comma-separated variants to run (default: all of them)")
     parser.add_argument("--compile-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.variants:
+        chosen = args.variants.split(",")
+        unknown = sorted(set(chosen) - set(VARIANTS))
+        if unknown:
+            parser.error(f"no variant {', '.join(unknown)}; there are {', '.join(VARIANTS)}")
+        for name in set(VARIANTS) - set(chosen):
+            del VARIANTS[name]
     if args.compile_worker:
         compile_worker()
         return
@@ -538,7 +611,7 @@ def main() -> None:
         for shape in SHAPES:
             if tuple(shape) in per_shape:
                 ms, ratio, config = min(per_shape[tuple(shape)])
-                cells.append(f"D={shape[3]} {'causal' if shape[4] else 'full'} {ratio:.2f}x M{config[0]} N{config[1]} w{config[2]} s{config[3]}")
+                cells.append(f"D={shape[3]} {'causal' if shape[4] else 'full'} {ratio:.2f}x {label('', config).strip()}")
         print(f"  {variant:<9} " + " | ".join(cells))
     record["seconds"] = round(elapsed())
     out_path.write_text(json.dumps(record, indent=1) + "\n")
