@@ -10,7 +10,23 @@ machine). The variants below change only the activation:
 
 - ``exp_div``: the solution's, z / (1 + exp(-2u));
 - ``tanh_approx``: 0.5 z (1 + tanh(u)) with the hardware tanh (``tanh.approx.f32``, one MUFU
-  instruction, relative error about 2^-11, far under a bf16 output's 2^-8).
+  instruction, relative error about 2^-11, far under a bf16 output's 2^-8);
+- ``exp2_folded``: exp_div with its constants folded, z / (1 + 2^(z (a + b z^2))): one multiply,
+  one fused multiply-add and one multiply before the exponential, which runs as ex2 with no
+  scaling; plain Triton, so the interpreter runs it too;
+- ``tanh_folded``: tanh_approx folded the same way, z (0.5 + 0.5 tanh(z (c + d z^2)));
+- ``bias_only``: no GELU (wrong, never timed against the library): the floor the others approach.
+
+Compiled for sm_90 by Triton 3.6 on a CPU (128x256x64 tile, 8 warps, 3 stages, 144 KiB of shared
+memory, contiguous operands), the SASS after the last wgmma, per thread (128 outputs each):
+exp_div 2,545 instructions (256 MUFU: an ex2 and a reciprocal per output, 1,280 FMUL, 256 FSETP of
+the division's range checks), exp2_folded 1,787 (256 MUFU, 640 FMUL), tanh_approx 1,523 (128 MUFU),
+tanh_folded 1,267 (128 MUFU, 384 FMUL), bias_only 499. Against act4.matmul_bf16's same main loop
+(0.187 ms against 0.205 ms at 4096^3, 1.417 against 1.560 at 8192^3 on an H100, eighth session),
+the epilogue costs about 9% of the kernel, run while the tensor cores wait. Taking its time as the
+larger of issue (8 warps x instructions / 4 schedulers) and MUFU (256 threads x MUFU / 16 a clock)
+over bias_only's, the expected ratios to cuBLASLt are about 0.906x for exp2_folded and 0.94x for
+tanh_folded at both sizes (from 0.886x and 0.885x measured): written before any was timed.
 
 Each runs in the solution's two Hopper tiles (128x256x64, 8 warps, 3 or 4 stages) at the benchmark
 sizes, checked first against a float64 reference on fresh random inputs with the grader's own
@@ -19,8 +35,8 @@ triton.testing.do_bench (median, L2 flushed before every call) beside torch._add
 same run. The solution's own autotuned function runs last, as the grader calls it. Every row goes to
 the JSON file --out (default $GPU_RUN_DIR/tune_act4_epilogue.json, else _build/), rewritten after each.
 
-Run on a GPU (not yet run there): PYTHONPATH=$PWD python3 tests/gpu/tune_act4_epilogue.py
-On a CPU, the first variant under the Triton interpreter on small shapes, nothing timed:
+Run on a GPU (the eighth session's call stopped at its start; not yet run there): PYTHONPATH=$PWD python3 tests/gpu/tune_act4_epilogue.py
+On a CPU, the two plain-Triton variants under the Triton interpreter on small shapes, nothing timed:
     PYTHONPATH=$PWD python3 tests/gpu/tune_act4_epilogue.py --interpret
 """
 # The lambdas handed to do_bench are called at once, inside the loop that binds their variables.
@@ -45,7 +61,9 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-VARIANTS = {"exp_div": 0, "tanh_approx": 1}
+VARIANTS = {"exp_div": 0, "tanh_approx": 1, "exp2_folded": 2, "tanh_folded": 3, "bias_only": 4}
+# The two that the interpreter can run (no inline PTX).
+PLAIN = ("exp_div", "exp2_folded")
 TILES = [(128, 256, 64, 8, 3), (128, 256, 64, 8, 4)]
 
 
@@ -76,13 +94,23 @@ def epilogue_kernel(
     if k_left > 0:
         acc = tl.dot(tl.load(x_ptrs, mask=ks[None, :] < k_left, other=0.0), tl.load(w_ptrs, mask=ks[:, None] < k_left, other=0.0), acc)
     z = acc + tl.load(bias_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)[None, :]
-    u = 0.7978845608028654 * z * (1.0 + 0.044715 * z * z)
     if EPILOGUE == 0:
+        u = 0.7978845608028654 * z * (1.0 + 0.044715 * z * z)
         out = z / (1.0 + tl.exp(-2.0 * u))
-    else:
+    elif EPILOGUE == 1:
         # One special-function instruction per output; the interpreter has no PTX to run it.
+        u = 0.7978845608028654 * z * (1.0 + 0.044715 * z * z)
         tanh = tl.inline_asm_elementwise("tanh.approx.f32 $0, $1;", "=r,r", [u], dtype=tl.float32, is_pure=True, pack=1)
         out = 0.5 * z * (1.0 + tanh)
+    elif EPILOGUE == 2:
+        # -2 sqrt(2/pi) log2(e) and 0.044715 of it: the exponential is a bare ex2.
+        out = z / (1.0 + tl.math.exp2(z * (-2.302208198144325 + -0.1029432395800235 * (z * z))))
+    elif EPILOGUE == 3:
+        u = z * (0.7978845608028654 + 0.035677408136300125 * (z * z))
+        tanh = tl.inline_asm_elementwise("tanh.approx.f32 $0, $1;", "=r,r", [u], dtype=tl.float32, is_pure=True, pack=1)
+        out = z * (0.5 + 0.5 * tanh)
+    else:
+        out = z
     tl.store(out_ptr + rows[:, None] * stride_om + cols[None, :] * stride_on, out.to(out_ptr.dtype.element_ty), mask=(rows[:, None] < M) & (cols[None, :] < N))
 
 
@@ -158,7 +186,7 @@ def main() -> int:
             x, w, bias = inputs(M, N, K, "cpu", M)
             exact = epilogue_ref(x, w, bias)
             tol = tolerance(x, w, bias, exact)
-            for name in ("exp_div",):
+            for name in PLAIN:
                 ok, error = within(epilogue(x, w, bias, VARIANTS[name], (16, 32, 16, 1, 1)), exact, tol)
                 print(f"{M}x{N}x{K} {name}: {'right' if ok else 'WRONG'}, max error {error:.2e} (library {tol.library_max_error:.2e})")
         return 0
@@ -172,7 +200,8 @@ def main() -> int:
         candidates = [(f"{name} {tile}", lambda: epilogue(x, w, bias, variant, tile)) for name, variant in VARIANTS.items() for tile in TILES]
         for label, fn in [*candidates, ("solution (autotuned)", lambda: solution(x, w, bias))]:
             ok, error = within(fn(), exact, tol)
-            ms = triton.testing.do_bench(fn, return_mode="median") if ok else None
+            # bias_only is wrong by design and timed as the floor; nothing else wrong is timed.
+            ms = triton.testing.do_bench(fn, return_mode="median") if ok or label.startswith("bias_only") else None
             again_ms = triton.testing.do_bench(lambda: torch._addmm_activation(bias, x, w, use_gelu=True), return_mode="median")
             row = {"size": [M, N, K], "variant": label, "right": ok, "max_error": error, "library_error": tol.library_max_error, "ms": ms, "library_ms": [library_ms, again_ms]}
             rows.append(row)
