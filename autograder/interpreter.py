@@ -10,7 +10,7 @@ The interpreter also dereferences every address a kernel computes, in this very 
 mask that is off by one reads or writes whatever lies past a tensor, and the run ends in a wrong
 answer, a bogus error or a dead process, differently each time. ``install_guard`` checks every
 load, store and atomic against the memory of the tensors passed to the launch before it happens,
-and raises ``OutOfBoundsAccess`` with one stable sentence instead. ``record_launches`` notes which
+and raises ``OutOfBoundsAccess`` with one stable sentence instead. ``run_recorded`` notes which
 kernels ran and which bytes they loaded and stored, so that a grader on a CPU can tell an output
 the learner's kernels wrote from one that PyTorch wrote (autograder.launch_record), and whether
 Triton's front end compiles each of them for a GPU (autograder.triton_frontend).
@@ -21,8 +21,8 @@ from __future__ import annotations
 import ctypes
 import inspect
 import os
+import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -70,8 +70,8 @@ def _interpreter_modules():
     return tl, interpreter
 
 
-_launches: list[Launch] = []
-_recorders: list[LaunchRecord] = []
+# What install_guard replaced, bound here as functions (so the seal's fingerprint sees a rebinding).
+_interpreter = _original_load = _original_store = _original_cas = _original_rmw = _original_call = _original_args = None
 
 
 def install_guard() -> bool:
@@ -79,84 +79,118 @@ def install_guard() -> bool:
 
     Needs ``TRITON_INTERPRET=1``; a no-op without it or without Triton, and safe to call again.
     """
+    global _interpreter, _original_load, _original_store, _original_cas, _original_rmw, _original_call, _original_args
     modules = _interpreter_modules()
     if modules is None:
         return False
     _, interpreter = modules
     builder = interpreter.InterpreterBuilder
     executor = interpreter.GridExecutor
-    if getattr(executor.__call__, "_bounds_guarded", False):
+    if executor.__call__ is _graded_call:
         return True
-    originals = {
-        "load": builder.create_masked_load,
-        "store": builder.create_masked_store,
-        "cas": builder.create_atomic_cas,
-        "rmw": builder.create_atomic_rmw,
-        "call": executor.__call__,
-        "args": executor._init_args_hst,
-    }
-
-    def create_masked_load(self, ptrs, mask, other, *args, **kwargs):
-        access = _check(self, ptrs, mask, "read")
-        result = originals["load"](self, ptrs, mask, other, *args, **kwargs)
-        _note(access, loaded=True, stored=False)
-        return result
-
-    def create_masked_store(self, ptrs, value, mask, *args, **kwargs):
-        access = _check(self, ptrs, mask, "wrote")
-        result = originals["store"](self, ptrs, value, mask, *args, **kwargs)
-        _note(access, loaded=False, stored=True)
-        return result
-
-    def create_atomic_cas(self, ptr, cmp, val, *args, **kwargs):
-        access = _check(self, ptr, None, "updated")
-        result = originals["cas"](self, ptr, cmp, val, *args, **kwargs)
-        _note(access, loaded=True, stored=True)
-        return result
-
-    def create_atomic_rmw(self, op, ptr, val, mask, *args, **kwargs):
-        access = _check(self, ptr, mask, "updated")
-        result = originals["rmw"](self, op, ptr, val, mask, *args, **kwargs)
-        _note(access, loaded=True, stored=True)
-        return result
-
-    def init_args_hst(self, args_dev, kwargs):
-        args_hst, kwargs_hst = originals["args"](self, args_dev, kwargs)
-        if _launches:
-            # The kernel dereferences the host copies' addresses (the same memory for CPU tensors).
-            _bind(_launches[-1], self, args_hst, kwargs_hst)
-        return args_hst, kwargs_hst
-
-    def call(self, *args_dev, **kwargs):
-        function = _original_function(self.fn, interpreter)
-        launch = Launch(_kernel_source(function))
-        for recorder in _recorders:
-            recorder.launches.append(launch.kernel)
-        if _recorders:
-            # A GPU runs only what Triton's compiler accepts; the interpreter runs any Python.
-            unfit = triton_frontend.compile_error(function, args_dev, kwargs)
-            for recorder in _recorders:
-                recorder.not_compiled(launch.kernel, unfit)
-        _launches.append(launch)
-        try:
-            return originals["call"](self, *args_dev, **kwargs)
-        except Exception as error:
-            cause = _out_of_bounds_cause(error)
-            if cause is None:
-                raise
-            raise cause from None
-        finally:
-            _launches.pop()
-
-    call._bounds_guarded = True
+    _interpreter = interpreter
+    _original_load, _original_store = builder.create_masked_load, builder.create_masked_store
+    _original_cas, _original_rmw = builder.create_atomic_cas, builder.create_atomic_rmw
+    _original_call, _original_args = executor.__call__, executor._init_args_hst
     triton_frontend.restore_language_after_device_calls(interpreter)
-    builder.create_masked_load = create_masked_load
-    builder.create_masked_store = create_masked_store
-    builder.create_atomic_cas = create_atomic_cas
-    builder.create_atomic_rmw = create_atomic_rmw
-    executor._init_args_hst = init_args_hst
-    executor.__call__ = call
+    builder.create_masked_load = _graded_load
+    builder.create_masked_store = _graded_store
+    builder.create_atomic_cas = _graded_cas
+    builder.create_atomic_rmw = _graded_rmw
+    executor._init_args_hst = _graded_args
+    executor.__call__ = _graded_call
     return True
+
+
+def run_recorded(fn, *args, **kwargs) -> tuple[Any, LaunchRecord]:
+    """``fn(*args, **kwargs)`` and the record of every kernel it launched (installing the guard if need be).
+
+    The record is held by this frame alone while ``fn`` runs: the guard's hooks find it by walking up
+    the stack (``_launch_state``), and no module, class or object the learner's code can name refers to
+    it. A record the learner's code could reach (a module's list of them, once) it could also edit:
+    a NumPy answer and one line claiming that a kernel stored it earned full marks on a CPU.
+    """
+    install_guard()
+    record = LaunchRecord()
+    return fn(*args, **kwargs), record
+
+
+def _launch_state(holder: str) -> dict | None:
+    """The locals of the nearest frame of this module's function ``holder`` on this thread's stack
+    (``run_recorded``: the record; ``_graded_call``: the launch and the record), for this module's
+    hooks only: called from anywhere else it says nothing, so it is no way to the record. The seal
+    lets it take frames while the learner's code is on the stack (autograder.seal's consumers)."""
+    here = sys._getframe()
+    own = here.f_code.co_filename
+    caller = here.f_back
+    if caller is None or caller.f_code.co_filename != own:
+        return None
+    frame = caller.f_back
+    while frame is not None:
+        if frame.f_code.co_name == holder and frame.f_code.co_filename == own:
+            return frame.f_locals
+        frame = frame.f_back
+    return None
+
+
+def _graded_call(self, *args_dev, **kwargs):
+    """GridExecutor.__call__ under the guard: one launch, its kernel noted in the record (if any)."""
+    function = _original_function(self.fn, _interpreter)
+    launch = Launch(_kernel_source(function))
+    recording = _launch_state("run_recorded")
+    record = recording["record"] if recording is not None else None
+    if record is not None:
+        record.launches.append(launch.kernel)
+        # A GPU runs only what Triton's compiler accepts; the interpreter runs any Python.
+        record.not_compiled(launch.kernel, triton_frontend.compile_error(function, args_dev, kwargs))
+    try:
+        return _original_call(self, *args_dev, **kwargs)
+    except Exception as error:
+        cause = _out_of_bounds_cause(error)
+        if cause is None:
+            raise
+        raise cause from None
+
+
+def _graded_args(self, args_dev, kwargs):
+    args_hst, kwargs_hst = _original_args(self, args_dev, kwargs)
+    state = _launch_state("_graded_call")
+    if state is not None:
+        # The kernel dereferences the host copies' addresses (the same memory for CPU tensors).
+        _bind(state["launch"], state["record"], self, args_hst, kwargs_hst)
+    return args_hst, kwargs_hst
+
+
+def _graded_load(self, ptrs, mask, other, *args, **kwargs):
+    state = _launch_state("_graded_call")
+    access = _check(self, state, ptrs, mask, "read")
+    result = _original_load(self, ptrs, mask, other, *args, **kwargs)
+    _note(state, access, loaded=True, stored=False)
+    return result
+
+
+def _graded_store(self, ptrs, value, mask, *args, **kwargs):
+    state = _launch_state("_graded_call")
+    access = _check(self, state, ptrs, mask, "wrote")
+    result = _original_store(self, ptrs, value, mask, *args, **kwargs)
+    _note(state, access, loaded=False, stored=True)
+    return result
+
+
+def _graded_cas(self, ptr, cmp, val, *args, **kwargs):
+    state = _launch_state("_graded_call")
+    access = _check(self, state, ptr, None, "updated")
+    result = _original_cas(self, ptr, cmp, val, *args, **kwargs)
+    _note(state, access, loaded=True, stored=True)
+    return result
+
+
+def _graded_rmw(self, op, ptr, val, mask, *args, **kwargs):
+    state = _launch_state("_graded_call")
+    access = _check(self, state, ptr, mask, "updated")
+    result = _original_rmw(self, op, ptr, val, mask, *args, **kwargs)
+    _note(state, access, loaded=True, stored=True)
+    return result
 
 
 def _original_function(fn, interpreter):
@@ -199,7 +233,7 @@ def _tensors(name: str, value: Any) -> Iterator[tuple[str, Any]]:
         yield name, value
 
 
-def _bind(launch: Launch, executor, args_hst, kwargs_hst) -> None:
+def _bind(launch: Launch, record: LaunchRecord | None, executor, args_hst, kwargs_hst) -> None:
     """Note the spans of the launch's tensor arguments; a launch with an argument of unknown extent is not checked."""
     import torch
 
@@ -227,22 +261,22 @@ def _bind(launch: Launch, executor, args_hst, kwargs_hst) -> None:
     launch.ends = np.array([e for _, e in intervals], dtype=np.uint64)
     launch.bounds = [bound for interval in intervals for bound in interval]
     launch.checked = True
-    if _recorders:
+    if record is not None:
         launch.memory = [np.ctypeslib.as_array((ctypes.c_uint8 * (e - s)).from_address(s)) for s, e in intervals]
-        for recorder in _recorders:
-            for start, end in intervals:
-                recorder.cover(start, end)
+        for start, end in intervals:
+            record.cover(start, end)
 
 
-def _check(builder, ptrs, mask, access: str) -> Access | None:
+def _check(builder, state: dict | None, ptrs, mask, access: str) -> Access | None:
     """Raise OutOfBoundsAccess unless every active lane's element lies inside one of the current launch's tensors."""
-    if not _launches or not _launches[-1].checked:
+    if state is None or not state["launch"].checked:
         return None
-    return bounds.check(builder, _launches[-1], ptrs, mask, access)
+    return bounds.check(builder, state["launch"], ptrs, mask, access)
 
 
-def _note(access: Access | None, loaded: bool, stored: bool) -> None:
-    if access is None or not _recorders or not access.launch.memory:
+def _note(state: dict | None, access: Access | None, loaded: bool, stored: bool) -> None:
+    record = state["record"] if state is not None else None
+    if access is None or record is None or not access.launch.memory:
         return
     launch = access.launch
     lanes = np.arange(access.itemsize, dtype=np.uint64)
@@ -253,17 +287,4 @@ def _note(access: Access | None, loaded: bool, stored: bool) -> None:
     for k, addresses in groups:
         byte_addresses = (addresses[:, None] + lanes).reshape(-1)
         values = launch.memory[k][(byte_addresses - launch.starts[k]).astype(np.int64)] if stored else None
-        for recorder in _recorders:
-            recorder.mark(byte_addresses, values, loaded)
-
-
-@contextmanager
-def record_launches() -> Iterator[LaunchRecord]:
-    """Record every interpreted launch inside the block (installing the guard if need be)."""
-    record = LaunchRecord()
-    install_guard()
-    _recorders.append(record)
-    try:
-        yield record
-    finally:
-        _recorders.remove(record)
+        record.mark(byte_addresses, values, loaded)

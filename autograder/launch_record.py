@@ -1,8 +1,8 @@
 """What interpreted Triton kernels did, byte by byte: which kernels ran, which bytes they loaded (and
 how many times) and which they stored (with the value stored), so that a grader on a CPU can tell an
 output the learner's kernels wrote from one that PyTorch wrote, and a kernel that reads its inputs
-once from one that goes over them again. Filled in by autograder.interpreter's guard while
-``interpreter.record_launches`` is active."""
+once from one that goes over them again. Filled in by autograder.interpreter's guard during
+``interpreter.run_recorded``."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class _Region:
 
 
 class LaunchRecord:
-    """What interpreted kernels did while ``record_launches`` was active, by address: ask about a tensor afterwards."""
+    """What interpreted kernels did during ``run_recorded``, by address: ask about a tensor afterwards."""
 
     def __init__(self) -> None:
         self.launches: list[KernelSource] = []
@@ -153,19 +153,11 @@ def _tensor_bytes(tensor) -> tuple[np.ndarray, np.ndarray]:
 
 
 class LaunchSummary:
-    """The interpreter's record of one call, reduced to the facts the judge needs on a CPU
-    (``context`` is ``interpreter.record_launches()``)."""
+    """The interpreter's record of one call (``interpreter.run_recorded``), reduced to the facts the
+    judge needs on a CPU."""
 
-    def __init__(self, context) -> None:
-        self._context = context
-        self.record = None
-
-    def __enter__(self):
-        self.record = self._context.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        return self._context.__exit__(*exc)
+    def __init__(self, record: LaunchRecord) -> None:
+        self.record = record
 
     def summary(self, out, module_path: str | None, inputs: dict | None = None) -> dict:
         """What the call's kernels did: their names, how many launches, whether the output is what

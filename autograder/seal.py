@@ -68,11 +68,11 @@ REFUSED_EVENTS = frozenset(
 )
 # Calls handing over frames or objects, and hooks handed them: refused while any of the learner's code is on the stack
 # (a library's wrapper, a decorator calling what it was given, would make them for it), except by the consumers below,
-# which take a caller's name from a frame and return none. Not ctypes: Triton's interpreter reads tensors through it.
-REACHING = frozenset(event for event in REFUSED_EVENTS if not event.startswith(("ctypes.", "code.", "marshal.")))
+# which take a caller's name from a frame and return none (the interpreter guard's, its record to its own hooks).
+REACHING = frozenset(event for event in REFUSED_EVENTS if not event.startswith(("ctypes.", "code.", "marshal.")))  # Triton's interpreter reads tensors through ctypes
 CONSUMERS = (("/collections/__init__.py", "namedtuple"), ("/enum.py", "_create_"), ("/typing.py", "_caller"), ("/warnings.py", "warn"),
              ("/typing_extensions.py", "_caller"), ("/typing_extensions.py", "_has_generic_or_protocol_as_origin"),
-             ("/logging/__init__.py", "findCaller"), ("/logging/__init__.py", "formatException"), ("/triton/compiler/compiler.py", "filter_traceback"))
+             ("/logging/__init__.py", "findCaller"), ("/logging/__init__.py", "formatException"), ("/triton/compiler/compiler.py", "filter_traceback"), ("/autograder/interpreter.py", "_launch_state"))
 # Consumers only when called by the named function: logging.currentframe (it returns its caller's frame), a generator of filter_traceback.
 CALLED_BY = {("/logging/__init__.py", "<lambda>"): ("/logging/__init__.py", "findCaller"), ("/triton/compiler/compiler.py", "<genexpr>"): ("/triton/compiler/compiler.py", "filter_traceback")}
 # Python files compiled from an absolute path could claim an installed file's name; the import

@@ -29,12 +29,16 @@ class WorkerCalls:
             return self.timed_calls(request)
         tensors, args = self.inputs[request["id"]]
         guard = canary.Guard(self.language, self.device, request.get("out_numel", 0), request.get("out_dtype")) if request.get("canary") else None
-        record = self._record_launches()
+        recording = self._recording()
+        record = None
         started = time.monotonic()
         try:
-            with guard or contextlib.nullcontext(), record or contextlib.nullcontext():
+            with guard or contextlib.nullcontext():
                 entered = time.monotonic()
-                raw = self._entry(request)(*args)
+                if recording is None:
+                    raw = self._entry(request)(*args)
+                else:
+                    raw, record = recording(self._entry(request), *args)
                 returned = time.monotonic()
         except BaseException as exc:  # noqa: BLE001 -- reported as this call's verdict
             return {"error": learner_code.error(exc, self.setup.get("module"))}, b""
@@ -52,7 +56,9 @@ class WorkerCalls:
         # Where the worker's side of a call goes (reported, never used for a grade).
         facts["worker_seconds"] = {"before": round(entered - started, 4), "function": round(returned - entered, 4), "after": round(time.monotonic() - returned, 4)}
         if record is not None:
-            facts["cpu_kernels"] = record.summary(out, self.setup.get("module"), tensors)
+            from .launch_record import LaunchSummary
+
+            facts["cpu_kernels"] = LaunchSummary(record).summary(out, self.setup.get("module"), tensors)
         meta, payload = shared.describe_output(out)
         return {"output": meta, **facts}, payload
 
@@ -63,12 +69,12 @@ class WorkerCalls:
             return getattr(self.module, request["entry"])
         return self.fn
 
-    def _record_launches(self):
+    def _recording(self):
+        """interpreter.run_recorded where the learner's Triton kernels are interpreted, else None."""
         if self.device == "cpu" and self.language == "triton" and self.setup["role"] == "learner":
             from . import interpreter
-            from .launch_record import LaunchSummary
 
-            return LaunchSummary(interpreter.record_launches())
+            return interpreter.run_recorded
         return None
 
     def answer(self, request: dict, payload: bytes) -> tuple[dict, bytes]:

@@ -134,7 +134,7 @@ def main() -> dict:
 
     # The interpreter, then the front end, then the interpreter again: each leaves the language as
     # the other needs it (a launch that calls tl.sum leaves tl.core patched without the fix).
-    with interpreter.record_launches() as record:
+    def interpreter_front_end_interpreter():
         out = torch.empty(1)
         row_sum_kernel[(1,)](x, out, N, BLOCK_SIZE=1024)
         first = out.clone()
@@ -142,15 +142,20 @@ def main() -> dict:
         row_sum_kernel[(1,)](x, out, N, BLOCK_SIZE=1024)
         seen["row_sum_again"] = bool(torch.equal(first, out))
         seen["interpreting_again"] = [type(tl.sum).__name__, triton.knobs.runtime.interpret]
+
+    _, record = interpreter.run_recorded(interpreter_front_end_interpreter)
     seen["row_sum_recorded"] = {k.name: reason for k, reason in record.compile_errors.items()}
 
     # What the worker sends the judge about a call.
-    with LaunchSummary(interpreter.record_launches()) as summary:
+    def numpy_then_triton():
         out = torch.empty_like(x)
         numpy_add_kernel[_grid(N, 128)](x, y, out, N, BLOCK_SIZE=128)
         add_kernel[_grid(N, 128)](x, y, out, N, BLOCK_SIZE=128)
+        return out
+
+    out, record = interpreter.run_recorded(numpy_then_triton)
     seen["right_answer"] = bool(torch.allclose(out, x + y))
-    seen["summary"] = summary.summary(out, __file__, {"x": x, "y": y})
+    seen["summary"] = LaunchSummary(record).summary(out, __file__, {"x": x, "y": y})
     return seen
 
 

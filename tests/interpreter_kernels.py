@@ -274,8 +274,7 @@ def honest_guarded() -> dict:
     again = interpreter.install_guard()
     unchanged = before == (executor.__call__, triton.runtime.interpreter.InterpreterBuilder.create_masked_load)
     interpreter.patch_bf16_dot()
-    with interpreter.record_launches():
-        result = _honest_outputs()
+    result, _ = interpreter.run_recorded(_honest_outputs)
     result["installed"] = [patched, again, unchanged]
     return result
 
@@ -290,53 +289,65 @@ def record() -> dict:
         add_kernel[_grid(N)](x, y, out, N, BLOCK_SIZE=BLOCK_SIZE)
         return out
 
-    with interpreter.record_launches() as launches:
-        out = vector_add(x, y)
+    out, launches = interpreter.run_recorded(vector_add, x, y)
     seen["kernels"] = [[k.name, os.path.basename(k.file), k.line] for k in launches.kernels()]
     seen["add_line"] = add_kernel.fn.__code__.co_firstlineno
     seen["written"] = launches.written_by_kernels(out)
     seen["read"] = [launches.read_fraction(x), launches.read_fraction(y), launches.read_fraction(out)]
     seen["inputs_written"] = launches.written_by_kernels(x)
 
-    with interpreter.record_launches() as launches:
+    def overwritten():
         out = torch.empty_like(x)
         copy_kernel[_grid(N)](x, out, N, BLOCK_SIZE=BLOCK_SIZE)
-        out.copy_(x + y)  # the kernel's result replaced by PyTorch's
+        return out.copy_(x + y)  # the kernel's result replaced by PyTorch's
+
+    out, launches = interpreter.run_recorded(overwritten)
     seen["overwritten"] = launches.written_by_kernels(out)
 
-    with interpreter.record_launches() as launches:
+    def torch_output():
         scratch = torch.empty_like(x)
         copy_kernel[_grid(N)](x, scratch, N, BLOCK_SIZE=BLOCK_SIZE)
-        out = x + y  # a kernel ran, but PyTorch made the output
+        return x + y, scratch  # a kernel ran, but PyTorch made the output
+
+    (out, scratch), launches = interpreter.run_recorded(torch_output)
     seen["torch_output"] = launches.written_by_kernels(out)
     seen["scratch"] = launches.written_by_kernels(scratch)
 
-    with interpreter.record_launches() as launches:
+    def half_written():
         out = torch.zeros_like(x)
         copy_kernel[_grid(N // 2)](x, out, N // 2, BLOCK_SIZE=BLOCK_SIZE)
+        return out
+
+    out, launches = interpreter.run_recorded(half_written)
     seen["half_written"] = launches.written_by_kernels(out)
     seen["half_read"] = [launches.read_fraction(x), launches.read_fraction(x[: N // 2]), launches.read_fraction(x[N // 2:])]
     seen["halves_written"] = [launches.written_by_kernels(out[: N // 2]), launches.written_by_kernels(out[N // 2:])]
 
-    with interpreter.record_launches() as launches:
+    def many():
         z = torch.randn(37, 781)
         out = torch.empty_like(z)
         softmax_kernel[(triton.cdiv(37, 8),)](out, z, z.stride(0), out.stride(0), 37, 781, BLOCK_ROWS=8, BLOCK_COLS=1024)
         totals = torch.zeros(N)
         atomic_add_kernel[_grid(N)](x, totals, N, BLOCK_SIZE=BLOCK_SIZE, INCLUSIVE=False)
-        # Every other column of z, as a strided view: 391 of 781 columns.
-        columns = z[:, ::2]
+        return z, out, totals
+
+    (z, out, totals), launches = interpreter.run_recorded(many)
+    # Every other column of z, as a strided view: 391 of 781 columns.
+    columns = z[:, ::2]
     seen["softmax"] = [launches.written_by_kernels(out), launches.read_fraction(z), launches.read_fraction(columns)]
     seen["atomics"] = [launches.written_by_kernels(totals), launches.read_fraction(totals)]
     seen["kernels_many"] = [k.name for k in launches.kernels()]
     seen["launches_many"] = len(launches.launches)
     seen["not_compiled"] = {k.name: reason for k, reason in launches.compile_errors.items()}
 
-    with interpreter.record_launches() as launches:
+    def loads():
         out = torch.empty_like(x)
         copy_kernel[_grid(N)](x, out, N, BLOCK_SIZE=BLOCK_SIZE)
         copy_kernel[_grid(N // 2)](x, out, N // 2, BLOCK_SIZE=BLOCK_SIZE)  # the first half again
         broadcast_kernel[(1,)](y, out, BLOCK_SIZE, BLOCK_SIZE=BLOCK_SIZE)
+        return out
+
+    out, launches = interpreter.run_recorded(loads)
     seen["loads"] = [launches.most_loads(t) for t in (x, x[N // 2:], x[::2], y, y[1:], out)]
     return seen
 
