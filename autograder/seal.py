@@ -38,17 +38,10 @@ WORKER_MODULES = ("arrays", "bounds", "canary", "cuda_driver", "jsonable", "laun
 # Modules whose bindings decide what the worker reports: the grader's own, and the libraries whose
 # code builds its facts (the profiler's events, the interpreter's launches) or its replies.
 FINGERPRINTED_PACKAGES = ("autograder",)
-FINGERPRINTED = (
-    "torch.profiler",
-    "torch.profiler.profiler",
-    "torch.autograd.profiler",
-    "torch.autograd.profiler_util",
-    "torch._C._autograd",
-    "torch._C._profiler",
-    "triton.runtime.interpreter",
-    "json",
-    "json.encoder",
-)
+FINGERPRINTED = ("torch.profiler", "torch.profiler.profiler", "torch.autograd.profiler", "torch.autograd.profiler_util", "torch._C._autograd",
+                 "torch._C._profiler", "triton.runtime.interpreter", "json", "json.encoder")
+FINGERPRINTED_ON_CPU = ("triton.compiler", "triton.compiler.compiler", "triton.compiler.code_generator", "triton.runtime.jit",  # Triton's front end
+                        "triton.backends.compiler", "triton.backends.nvidia.compiler")  # decides on a CPU if a kernel compiles for a GPU
 DATA = (bool, int, float, complex, str, bytes, type(None), tuple, list, dict, set, frozenset)
 # A name Python itself adds to a class the first time an instance is copied or pickled.
 ADDED_BY_PYTHON = frozenset({"__slotnames__"})
@@ -244,9 +237,10 @@ def take_fingerprint(device: str) -> list[tuple[object, dict, bool]]:
         except Exception:  # noqa: BLE001 -- without the driver library nothing here loads it later either
             pass
     packages = tuple(f"{package}." for package in FINGERPRINTED_PACKAGES)
+    named = FINGERPRINTED + (FINGERPRINTED_ON_CPU if device == "cpu" else ())
     prints = []
     for name, module in list(sys.modules.items()):
-        if module is None or not (name in FINGERPRINTED or name in FINGERPRINTED_PACKAGES or name.startswith(packages)):
+        if module is None or not (name in named or name in FINGERPRINTED_PACKAGES or name.startswith(packages)):
             continue
         namespace = getattr(module, "__dict__", None)
         if not isinstance(namespace, dict):

@@ -241,17 +241,21 @@ def restore_language_after_device_calls(interpreter) -> None:
     it back (Triton 3.7 to 3.9): a helper from another module, such as ``tl.sum``, leaves ``tl.core``'s
     functions the interpreter's after the launch, and the next compile would see them. Each such
     call now undoes its own patch."""
+    global _original_device_call, _interpreter
     function = interpreter.InterpretedFunction
-    original = function.__call__
-    if getattr(original, "_restores_language", False):
+    if function.__call__ is _device_call:
         return
+    # Module bindings, not a closure: the seal's fingerprint sees a rebinding of either.
+    _original_device_call, _interpreter = function.__call__, interpreter
+    function.__call__ = _device_call
 
-    def device_call(self, *args, **kwargs):
-        scope = interpreter._patch_lang(self.fn)
-        try:
-            return original(self, *args, **kwargs)
-        finally:
-            scope.restore()
 
-    device_call._restores_language = True
-    function.__call__ = device_call
+_original_device_call = _interpreter = None
+
+
+def _device_call(self, *args, **kwargs):
+    scope = _interpreter._patch_lang(self.fn)
+    try:
+        return _original_device_call(self, *args, **kwargs)
+    finally:
+        scope.restore()
