@@ -105,13 +105,13 @@ def install_guard() -> bool:
 def run_recorded(fn, *args, **kwargs) -> tuple[Any, LaunchRecord]:
     """``fn(*args, **kwargs)`` and the record of every kernel it launched (installing the guard if need be).
 
-    The record is held by this frame alone while ``fn`` runs: the guard's hooks find it by walking up
+    The record (and the front end's caches) are held by this frame alone while ``fn`` runs: the guard's hooks find it by walking up
     the stack (``_launch_state``), and no module, class or object the learner's code can name refers to
     it. A record the learner's code could reach (a module's list of them, once) it could also edit:
     a NumPy answer and one line claiming that a kernel stored it earned full marks on a CPU.
     """
     install_guard()
-    record = LaunchRecord()
+    record, front_end = LaunchRecord(), triton_frontend.FrontEnd()  # noqa: F841 -- the hooks read both from this frame
     return fn(*args, **kwargs), record
 
 
@@ -142,7 +142,7 @@ def _graded_call(self, *args_dev, **kwargs):
     if record is not None:
         record.launches.append(launch.kernel)
         # A GPU runs only what Triton's compiler accepts; the interpreter runs any Python.
-        record.not_compiled(launch.kernel, triton_frontend.compile_error(function, args_dev, kwargs))
+        record.not_compiled(launch.kernel, recording["front_end"].compile_error(function, args_dev, kwargs))
     try:
         return _original_call(self, *args_dev, **kwargs)
     except Exception as error:
