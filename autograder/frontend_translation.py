@@ -100,9 +100,12 @@ def visible(function, seen: set) -> tuple:
     held = [(name, function.__globals__[name]) for name in sorted(names) if name in function.__globals__]
     held += [(f"<cell {i}>", cell.cell_contents) for i, cell in enumerate(function.__closure__ or ()) if _filled(cell)]
     state: list = [id(function.__code__)]
+    modules: set[int] = set()
     for name, value in held:
-        if isinstance(value, types.ModuleType):
-            held += [(f"{name}.{attr}", vars(value)[attr]) for attr in sorted(names) if attr in vars(value) and not isinstance(vars(value)[attr], types.ModuleType)]
+        # The language's own modules are fingerprinted by the seal (and patched by the interpreter for each launch).
+        if isinstance(value, types.ModuleType) and id(value) not in modules and not value.__name__.startswith("triton.language"):
+            modules.add(id(value))
+            held += [(f"{name}.{attr}", vars(value)[attr]) for attr in sorted(names) if attr in vars(value)]
         state.append((name, "constexpr", repr(value.value)) if isinstance(value, constexpr) else (name, id(value)))
         inner = interpreted(value)
         if inner is not None and not getattr(inner.fn, "__module__", "").startswith("triton.language"):

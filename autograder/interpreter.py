@@ -1,10 +1,8 @@
 """The Triton interpreter made fit for grading: right bf16 dots, out-of-bounds accesses caught, launches recorded.
 
-The interpreter keeps bfloat16 values as their 16-bit patterns (numpy has no bfloat16), and its
-``tl.dot`` multiplies those patterns as if they were integers, so any bf16 matmul or attention
-kernel gives nonsense on a CPU while the same kernel is right on a GPU (seen with Triton 3.9).
-Widening the bf16 operands to float32 first (a bf16 value is the top half of a float32) gives the
-products a GPU's tensor cores compute, exactly, with the float32 accumulation they use.
+The interpreter keeps bfloat16 values as their 16-bit patterns and its ``tl.dot`` multiplies them
+as integers (Triton 3.9): widened to float32 first (a bf16 value is a float32's top half), the
+products are a GPU's tensor cores', exactly, with their float32 accumulation.
 
 The interpreter also dereferences every address a kernel computes, in this very process: a tail
 mask that is off by one reads or writes whatever lies past a tensor, and the run ends in a wrong
@@ -29,6 +27,7 @@ import numpy as np
 
 from . import bounds, triton_frontend
 from .bounds import Access, Argument, KernelSource, Launch, OutOfBoundsAccess
+from .frontend_translation import visible
 from .launch_record import LaunchRecord
 
 
@@ -102,24 +101,17 @@ def install_guard() -> bool:
     return True
 
 
-def run_recorded(fn, *args, **kwargs) -> tuple[Any, LaunchRecord]:
-    """``fn(*args, **kwargs)`` and the record of every kernel it launched (installing the guard if need be).
-
-    The record (and the front end's caches) are held by this frame alone while ``fn`` runs: the guard's hooks find it by walking up
-    the stack (``_launch_state``), and no module, class or object the learner's code can name refers to
-    it. A record the learner's code could reach (a module's list of them, once) it could also edit:
-    a NumPy answer and one line claiming that a kernel stored it earned full marks on a CPU.
-    """
+def run_recorded(fn, *args, check=None) -> tuple[Any, LaunchRecord]:
+    """``fn(*args)`` and the record of every kernel it launched; ``check`` (the seal's) runs before each
+    launch (a patch undone before the reply is seen too). Record and front end are held by this frame
+    alone, found by the hooks up their stack (``_launch_state``): nothing the learner can name leads to them."""
     install_guard()
     record, front_end = LaunchRecord(), triton_frontend.FrontEnd()  # noqa: F841 -- the hooks read both from this frame
-    return fn(*args, **kwargs), record
+    return fn(*args), record
 
 
 def _launch_state(holder: str) -> dict | None:
-    """The locals of the nearest frame of this module's function ``holder`` on this thread's stack
-    (``run_recorded``: the record; ``_graded_call``: the launch and the record), for this module's
-    hooks only: called from anywhere else it says nothing, so it is no way to the record. The seal
-    lets it take frames while the learner's code is on the stack (autograder.seal's consumers)."""
+    """The locals of this module's nearest ``holder`` frame, for this module's hooks only (the seal's consumer)."""
     here = sys._getframe()
     own = here.f_code.co_filename
     caller = here.f_back
@@ -140,7 +132,10 @@ def _graded_call(self, *args_dev, **kwargs):
     recording = _launch_state("run_recorded")
     record = recording["record"] if recording is not None else None
     if record is not None:
+        if recording["check"] is not None:
+            recording["check"]()
         record.launches.append(launch.kernel)
+        sees = visible(function, set())  # noqa: F841 -- read by the hooks from this frame
         # A GPU runs only what Triton's compiler accepts; the interpreter runs any Python.
         record.not_compiled(launch.kernel, recording["front_end"].compile_error(function, args_dev, kwargs))
     try:
@@ -269,7 +264,12 @@ def _bind(launch: Launch, record: LaunchRecord | None, executor, args_hst, kwarg
 
 def _check(builder, state: dict | None, ptrs, mask, access: str) -> Access | None:
     """Raise OutOfBoundsAccess unless every active lane's element lies inside one of the current launch's tensors."""
-    if state is None or not state["launch"].checked:
+    if state is None:
+        return None
+    # What the verdict saw, at every load and store: a thread can change a global the kernel reads.
+    if state.get("sees") is not None and visible(state["function"], set()) != state["sees"]:
+        state["record"].not_compiled(state["launch"].kernel, "a global it reads changed while it ran")
+    if not state["launch"].checked:
         return None
     return bounds.check(builder, state["launch"], ptrs, mask, access)
 

@@ -41,7 +41,8 @@ FINGERPRINTED_PACKAGES = ("autograder",)
 FINGERPRINTED = ("torch.profiler", "torch.profiler.profiler", "torch.autograd.profiler", "torch.autograd.profiler_util", "torch._C._autograd",
                  "torch._C._profiler", "triton.runtime.interpreter", "json", "json.encoder")
 FINGERPRINTED_ON_CPU = ("triton.compiler", "triton.compiler.compiler", "triton.compiler.code_generator", "triton.runtime.jit",  # Triton's front end
-                        "triton.backends.compiler", "triton.backends.nvidia.compiler")  # decides on a CPU if a kernel compiles for a GPU
+                        "triton.backends.compiler", "triton.backends.nvidia.compiler",  # decides on a CPU if a kernel compiles for a GPU,
+                        "triton.language", "triton.language.core", "triton.language.math", "triton.language.standard")  # from the language
 DATA = (bool, int, float, complex, str, bytes, type(None), tuple, list, dict, set, frozenset)
 # A name Python itself adds to a class the first time an instance is copied or pickled.
 ADDED_BY_PYTHON = frozenset({"__slotnames__"})
@@ -129,9 +130,9 @@ def _roots(learner_roots: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(os.path.join(os.path.abspath(root), "") for root in learner_roots)
 
 
-def _make_refusal(learner_roots: tuple[str, ...]):
+def _make_refusal(learner_roots: tuple[str, ...], events: frozenset):
     roots = _roots(learner_roots)
-    events, frames, written, named_compile = REFUSED_EVENTS, FRAME_ATTRIBUTES, WRITTEN_ATTRIBUTES, NAMED_COMPILE
+    frames, written, named_compile = FRAME_ATTRIBUTES, WRITTEN_ATTRIBUTES, NAMED_COMPILE
     len_, str_, isinstance_ = len, str, isinstance
 
     def refusal(event: str, args: tuple) -> str | None:
@@ -152,15 +153,17 @@ def _make_refusal(learner_roots: tuple[str, ...]):
 
 
 def seal(learner_roots: tuple[str, ...], device: str):
-    """Seal this worker (``learner_roots``: the folders the learner's files are in or can be written
-    to); returns the check its loop makes before every reply: what the learner's code changed or
-    tried to reach, in words, or None. Trying is enough: honest code has no use for any of it."""
+    """Seal this worker (``learner_roots``: the folders the learner's files are in or can be written to);
+    returns the check made before every reply (and every interpreted launch): what the learner's code
+    changed or tried to reach, or None; a change once seen is kept, though put back before the reply."""
     refused = install_hook(learner_roots)
     close_signal_handlers()
     changed = make_check(take_fingerprint(device))
 
     def check() -> str | None:
-        return refused[0] if refused else changed()
+        if not refused and (change := changed()) is not None:
+            refused.append(change)
+        return refused[0] if refused else None
 
     return check
 
@@ -191,7 +194,7 @@ def close_signal_handlers() -> None:
 
 def install_hook(learner_roots: tuple[str, ...]) -> list[str]:
     """Add the audit hook; returns the list where it notes what it refused (the first refusal first)."""
-    refusal, judge = _make_refusal(learner_roots), _make_judge(learner_roots)
+    refusal, judge = _make_refusal(learner_roots, REFUSED_EVENTS), _make_judge(learner_roots)
     busy = threading.local()
     getframe, getattr_, broken, reaching = sys._getframe, getattr, SealBroken, REACHING
     refused: list[str] = []
@@ -248,7 +251,8 @@ def take_fingerprint(device: str) -> list[tuple[object, dict, bool]]:
         prints.append((module, _code_bindings(namespace), False))
         for value in list(namespace.values()):
             if isinstance(value, type) and getattr(value, "__module__", None) == name:
-                prints.append((value, _code_bindings(value.__dict__), True))
+                # The interpreter adds methods to the language's tensor for its launches (__repr__).
+                prints.append((value, _code_bindings(value.__dict__), not name.startswith("triton.language")))
     codes = {}
     for _, bindings, _ in prints:
         for value in bindings.values():

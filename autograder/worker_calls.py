@@ -38,7 +38,7 @@ class WorkerCalls:
                 if recording is None:
                     raw = self._entry(request)(*args)
                 else:
-                    raw, record = recording(self._entry(request), *args)
+                    raw, record = recording(self._entry(request), *args, check=self.changed_by_learner)
                 returned = time.monotonic()
         except BaseException as exc:  # noqa: BLE001 -- reported as this call's verdict
             return {"error": learner_code.error(exc, self.setup.get("module"))}, b""
