@@ -47,8 +47,8 @@ skipped, and the timing process never compiles anything but what the children co
 Every row goes to the JSON file --out (default $GPU_OUT/tune_act4_flash.json, else _build/), rewritten
 after each row so a run cut short keeps what it measured.
 
-Run on a GPU (about 90 s on an H200 for the first four variants, half of it compiling), from the
-repository root:
+Run on a GPU (about 90 s on an H200 for the first four variants, half of it compiling; rows past
+--deadline are skipped), from the repository root:
     PYTHONPATH=$PWD python3 tests/gpu/tune_act4_flash.py [--out FILE] [--deadline S] [--variants pointer,lazy,...]
 On a CPU (every variant checked under the Triton interpreter on small shapes, nothing timed):
     PYTHONPATH=$PWD python3 tests/gpu/tune_act4_flash.py --interpret
@@ -456,7 +456,7 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", help="the JSON file (default $GPU_OUT/tune_act4_flash.json, else _build/)")
-    parser.add_argument("--deadline", type=float, default=110.0, help="seconds after which the remaining rows are skipped")
+    parser.add_argument("--deadline", type=float, default=220.0, help="seconds after which the remaining rows are skipped")
     parser.add_argument("--workers", type=int, default=min(14, max(1, (os.cpu_count() or 2) - 2)), help="compiling processes")
     parser.add_argument("--interpret", action="store_true", help="check every variant on a CPU under the interpreter, time nothing")
     parser.add_argument("--smoke", action="store_true", help="run this script's GPU path on a CPU (interpreter, small shapes)")
