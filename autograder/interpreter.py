@@ -157,34 +157,27 @@ def _graded_args(self, args_dev, kwargs):
 
 
 def _graded_load(self, ptrs, mask, other, *args, **kwargs):
-    state = _launch_state("_graded_call")
-    access = _check(self, state, ptrs, mask, "read")
-    result = _original_load(self, ptrs, mask, other, *args, **kwargs)
-    _note(state, access, loaded=True, stored=False)
-    return result
+    return _guarded(self, ptrs, mask, "read", (True, False), lambda: _original_load(self, ptrs, mask, other, *args, **kwargs))
 
 
 def _graded_store(self, ptrs, value, mask, *args, **kwargs):
-    state = _launch_state("_graded_call")
-    access = _check(self, state, ptrs, mask, "wrote")
-    result = _original_store(self, ptrs, value, mask, *args, **kwargs)
-    _note(state, access, loaded=False, stored=True)
-    return result
+    return _guarded(self, ptrs, mask, "wrote", (False, True), lambda: _original_store(self, ptrs, value, mask, *args, **kwargs))
 
 
 def _graded_cas(self, ptr, cmp, val, *args, **kwargs):
-    state = _launch_state("_graded_call")
-    access = _check(self, state, ptr, None, "updated")
-    result = _original_cas(self, ptr, cmp, val, *args, **kwargs)
-    _note(state, access, loaded=True, stored=True)
-    return result
+    return _guarded(self, ptr, None, "updated", (True, True), lambda: _original_cas(self, ptr, cmp, val, *args, **kwargs))
 
 
 def _graded_rmw(self, op, ptr, val, mask, *args, **kwargs):
+    return _guarded(self, ptr, mask, "updated", (True, True), lambda: _original_rmw(self, op, ptr, val, mask, *args, **kwargs))
+
+
+def _guarded(builder, ptrs, mask, access: str, loads_stores: tuple[bool, bool], run):
+    """One memory operation of the current launch: checked against its tensors, run, then recorded."""
     state = _launch_state("_graded_call")
-    access = _check(self, state, ptr, mask, "updated")
-    result = _original_rmw(self, op, ptr, val, mask, *args, **kwargs)
-    _note(state, access, loaded=True, stored=True)
+    checked = _check(builder, state, ptrs, mask, access)
+    result = run()
+    _note(state, checked, loaded=loads_stores[0], stored=loads_stores[1])
     return result
 
 
