@@ -17,8 +17,9 @@ machine). The variants below change only the activation:
 - ``tanh_folded``: tanh_approx folded the same way, z (0.5 + 0.5 tanh(z (c + d z^2)));
 - ``bias_only``: no GELU (wrong, never timed against the library): the floor the others approach.
 
-Compiled for sm_90 by Triton 3.6 on a CPU (128x256x64 tile, 8 warps, 3 stages, 144 KiB of shared
-memory, contiguous operands), the SASS after the last wgmma, per thread (128 outputs each):
+Compiled for sm_90 by Triton 3.6 on a CPU (tests/gpu/sm90_resources.py: 128x256x64 tile, 8 warps,
+3 stages, 144 KiB of shared memory, contiguous operands), the SASS after the last wgmma, per thread
+(128 outputs each):
 exp_div 2,545 instructions (256 MUFU: an ex2 and a reciprocal per output, 1,280 FMUL, 256 FSETP of
 the division's range checks), exp2_folded 1,787 (256 MUFU, 640 FMUL), tanh_approx 1,523 (128 MUFU),
 tanh_folded 1,267 (128 MUFU, 384 FMUL), bias_only 499. Against act4.matmul_bf16's same main loop

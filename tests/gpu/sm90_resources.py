@@ -1,0 +1,115 @@
+"""What Triton makes of issue 14's kernel designs for an H100, without one: registers, spills, shared memory, SASS.
+
+Compiles the tuning scripts' kernels (tests/gpu/tune_act4_flash.py's ``attention_fwd`` in each design,
+tests/gpu/tune_act4_epilogue.py's ``epilogue_kernel`` with each GELU) for sm_90 with the Triton that
+is installed, then reads each cubin with the cuobjdump and nvdisasm that Triton ships: registers a
+thread and its spill stack (the local memory a thread spills to), shared memory, whether every wgmma
+waits for its result at once (``wgmma.wait_group 0``: nothing overlaps inside a program), and for the
+epilogues the instructions after the last wgmma, per thread. No GPU and no PyTorch: the kernels are
+lifted from the scripts' source into a module of their own.
+
+    python3 tests/gpu/sm90_resources.py            # both tables
+    python3 tests/gpu/sm90_resources.py flash      # or epilogue
+
+The numbers quoted in the tuning scripts came from Triton 3.6.0 (the GPU machines' version), in a
+virtual environment holding only its wheel and NumPy.
+"""
+
+from __future__ import annotations
+
+import ast
+import collections
+import importlib.util
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+HERE = Path(__file__).resolve().parent
+TARGET = GPUTarget("cuda", 90, 32)
+TOOLS = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
+# (design, switches, (BLOCK_M, BLOCK_N, warps, stages[, maxnreg]), HEAD_DIM)
+FLASH = [
+    ("pointer", {}, (128, 64, 8, 3), 128), ("pointer", {}, (128, 64, 8, 3), 64), ("pointer", {}, (128, 128, 8, 2), 128),
+    ("tma", {"TMA": 1}, (128, 64, 8, 3), 128), ("tma", {"TMA": 1}, (128, 64, 8, 2), 128), ("tma", {"TMA": 1}, (128, 128, 8, 3), 128),
+    ("tma_2cta", {"TMA": 1}, (128, 64, 8, 2, 128), 128), ("tma_2cta", {"TMA": 1}, (64, 64, 4, 2), 128),
+    ("lazy", {"LAZY": True}, (128, 64, 8, 3), 128), ("overlap", {"OVERLAP": True}, (128, 64, 8, 2), 128), ("wide", {}, (256, 64, 16, 2), 128),
+]
+EPILOGUES = {"exp_div": 0, "tanh_approx": 1, "exp2_folded": 2, "tanh_folded": 3, "bias_only": 4}
+
+
+def lifted(script: str, names: set[str]):
+    """The ``@triton.jit`` functions ``names`` of ``script``, as a module of their own."""
+    source = (HERE / script).read_text()
+    lines = source.splitlines()
+    parts = ["import triton\nimport triton.language as tl\n"]
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef) and node.name in names:
+            parts.append("\n".join(lines[node.decorator_list[0].lineno - 1 : node.end_lineno]))
+    path = Path(tempfile.mkdtemp(prefix="sm90-")) / f"lifted_{Path(script).stem}.py"
+    path.write_text("\n\n\n".join(parts) + "\n")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def compiled(kernel, types: dict, constants: dict, options: dict):
+    """Compile ``kernel`` for sm_90 (every int argument divisible by 16, as the benchmark sizes are)."""
+    signature = {name: "constexpr" if name in constants else types[name] for name in kernel.arg_names}
+    index = {name: i for i, name in enumerate(signature)}
+    aligned = {(index[name],): [["tt.divisibility", 16]] for name, kind in signature.items() if kind in ("i32", "*bf16")}
+    source = ASTSource(kernel, signature, constexprs={(index[k],): v for k, v in constants.items()}, attrs=aligned)
+    return triton.compile(source, target=TARGET, options=options)
+
+
+def resources(binary, name: str) -> tuple[str, str]:
+    """(registers and spill stack, SASS) of one compiled kernel."""
+    cubin = Path(tempfile.mkdtemp(prefix="sm90-")) / f"{name}.cubin"
+    cubin.write_bytes(binary.asm["cubin"])
+    usage = subprocess.run([TOOLS / "cuobjdump", "-res-usage", cubin], capture_output=True, text=True).stdout
+    sass = subprocess.run([TOOLS / "nvdisasm", "-c", cubin], capture_output=True, text=True).stdout
+    return " ".join(re.findall(r"REG:\d+|STACK:\d+", usage)), sass
+
+
+def flash() -> None:
+    module = lifted("tune_act4_flash.py", {"kv_loop", "online_softmax_step", "kv_loop_overlap", "attention_fwd"})
+    types = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "out_ptr": "*bf16", "qk_scale": "fp32", "H": "i32", "S": "i32"}
+    types.update({f"stride_{t}{d}": "i32" for t in "qkvo" for d in "bhs"})
+    print(f"attention_fwd for sm_90, Triton {triton.__version__}, non-causal (registers a thread, spill stack in bytes, shared memory)")
+    for design, switches, config, head_dim in FLASH:
+        constants = {"HEAD_DIM": head_dim, "CAUSAL": False, "BLOCK_M": config[0], "BLOCK_N": config[1],
+                     "TMA": 0, "WARP_SPEC": False, "LAZY": False, "OVERLAP": False, **switches}
+        options = {"num_warps": config[2], "num_stages": config[3], **({"maxnreg": config[4]} if len(config) > 4 else {})}
+        binary = compiled(module.attention_fwd, types, constants, options)
+        usage, _ = resources(binary, design)
+        waits = sorted(set(re.findall(r"wgmma.wait_group.sync.aligned (\d+)", binary.asm["ptx"])))
+        print(f"  {design:9} {config!s:22} D={head_dim:<4} {usage:18} shared {binary.metadata.shared:>7,} B  wgmma waits for {waits}")
+
+
+def epilogue() -> None:
+    module = lifted("tune_act4_epilogue.py", {"epilogue_kernel"})
+    types = {"x_ptr": "*bf16", "w_ptr": "*bf16", "bias_ptr": "*bf16", "out_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32"}
+    types.update({f"stride_{name}": "i32" for name in ("xm", "xk", "wk", "wn", "om", "on")})
+    print(f"epilogue_kernel 128x256x64, 8 warps, 3 stages, for sm_90, Triton {triton.__version__}: SASS after the last wgmma, per thread")
+    for name, variant in EPILOGUES.items():
+        # Unit strides are constants, as Triton specialises them for contiguous tensors.
+        constants = {"stride_xk": 1, "stride_wn": 1, "stride_on": 1, "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "EPILOGUE": variant}
+        binary = compiled(module.epilogue_kernel, types, constants, {"num_warps": 8, "num_stages": 3})
+        usage, sass = resources(binary, name)
+        instructions = [line for line in sass.splitlines() if re.search(r"/\*[0-9a-f]{4,}\*/", line)]
+        last = max(i for i, line in enumerate(instructions) if "HGMMA" in line or "WARPGROUP" in line)
+        opcodes = collections.Counter(m.group(1) for line in instructions[last + 1 :] if (m := re.search(r"\*/\s+(?:@!?U?P\w+\s+)?([A-Z0-9_]+)", line)))
+        print(f"  {name:12} {usage:16} {len(instructions) - last - 1:5} instructions: MUFU {opcodes['MUFU']}, FMUL {opcodes['FMUL']}, "
+              f"FFMA {opcodes['FFMA']}, FADD {opcodes['FADD']}, FSETP {opcodes['FSETP']}")
+
+
+if __name__ == "__main__":
+    chosen = sys.argv[1:] or ["flash", "epilogue"]
+    for table in chosen:
+        {"flash": flash, "epilogue": epilogue}[table]()
