@@ -8,8 +8,6 @@ from __future__ import annotations
 import types
 from typing import Any
 
-_EMPTY = object()
-
 
 def interpreted(value):
     """The InterpretedFunction behind ``value`` (itself, or under autotune/heuristics), else None."""
@@ -115,6 +113,7 @@ def visible(function, seen: set) -> tuple:
 
 def _filled(cell) -> bool:
     try:
-        return cell.cell_contents is not _EMPTY
+        cell.cell_contents  # noqa: B018 -- an empty cell raises on reading
     except ValueError:
         return False
+    return True

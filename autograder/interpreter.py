@@ -104,40 +104,45 @@ def install_guard() -> bool:
 def run_recorded(fn, *args, check=None) -> tuple[Any, LaunchRecord]:
     """``fn(*args)`` and the record of every kernel it launched; ``check`` (the seal's) runs before each
     launch (a patch undone before the reply is seen too). Record and front end are held by this frame
-    alone, found by the hooks up their stack (``_launch_state``): nothing the learner can name leads to them."""
+    alone, found by the hooks up their stack (``_launch_states``): nothing the learner can name leads to them."""
     install_guard()
     record, front_end = LaunchRecord(), triton_frontend.FrontEnd()  # noqa: F841 -- the hooks read both from this frame
     return fn(*args), record
 
 
-def _launch_state(holder: str) -> dict | None:
-    """The locals of this module's nearest ``holder`` frame, for this module's hooks only (the seal's consumer)."""
+def _launch_states(holder: str) -> list[dict]:
+    """The locals of this module's ``holder`` frames, nearest first, for its hooks only (the seal's consumer)."""
     here = sys._getframe()
     own = here.f_code.co_filename
     caller = here.f_back
     if caller is None or caller.f_code.co_filename != own:
-        return None
-    frame = caller.f_back
+        return []
+    frame, found = caller.f_back, []
     while frame is not None:
         if frame.f_code.co_name == holder and frame.f_code.co_filename == own:
-            return frame.f_locals
+            found.append(frame.f_locals)
         frame = frame.f_back
-    return None
+    return found
 
 
 def _graded_call(self, *args_dev, **kwargs):
     """GridExecutor.__call__ under the guard: one launch, its kernel noted in the record (if any)."""
     function = _original_function(self.fn, _interpreter)
     launch = Launch(_kernel_source(function))
-    recording = _launch_state("run_recorded")
-    record = recording["record"] if recording is not None else None
-    if record is not None:
-        if recording["check"] is not None:
-            recording["check"]()
-        record.launches.append(launch.kernel)
+    # Every recording on the stack hears of the launch: one the learner's code nests in the
+    # worker's must not hide a kernel from it. The outermost is the worker's.
+    recordings = _launch_states("run_recorded")
+    records = [recording["record"] for recording in recordings]
+    if recordings:
+        for recording in recordings:
+            if recording["check"] is not None:
+                recording["check"]()
+            recording["record"].launches.append(launch.kernel)
         sees = visible(function, set())  # noqa: F841 -- read by the hooks from this frame
         # A GPU runs only what Triton's compiler accepts; the interpreter runs any Python.
-        record.not_compiled(launch.kernel, recording["front_end"].compile_error(function, args_dev, kwargs))
+        unfit = recordings[-1]["front_end"].compile_error(function, args_dev, kwargs)
+        for record in records:
+            record.not_compiled(launch.kernel, unfit)
     try:
         return _original_call(self, *args_dev, **kwargs)
     except Exception as error:
@@ -149,10 +154,9 @@ def _graded_call(self, *args_dev, **kwargs):
 
 def _graded_args(self, args_dev, kwargs):
     args_hst, kwargs_hst = _original_args(self, args_dev, kwargs)
-    state = _launch_state("_graded_call")
-    if state is not None:
+    for state in _launch_states("_graded_call")[:1]:
         # The kernel dereferences the host copies' addresses (the same memory for CPU tensors).
-        _bind(state["launch"], state["record"], self, args_hst, kwargs_hst)
+        _bind(state["launch"], state["records"], self, args_hst, kwargs_hst)
     return args_hst, kwargs_hst
 
 
@@ -174,7 +178,7 @@ def _graded_rmw(self, op, ptr, val, mask, *args, **kwargs):
 
 def _guarded(builder, ptrs, mask, access: str, loads_stores: tuple[bool, bool], run):
     """One memory operation of the current launch: checked against its tensors, run, then recorded."""
-    state = _launch_state("_graded_call")
+    state = (_launch_states("_graded_call") or [None])[0]
     checked = _check(builder, state, ptrs, mask, access)
     result = run()
     _note(state, checked, loaded=loads_stores[0], stored=loads_stores[1])
@@ -221,7 +225,7 @@ def _tensors(name: str, value: Any) -> Iterator[tuple[str, Any]]:
         yield name, value
 
 
-def _bind(launch: Launch, record: LaunchRecord | None, executor, args_hst, kwargs_hst) -> None:
+def _bind(launch: Launch, records: list[LaunchRecord], executor, args_hst, kwargs_hst) -> None:
     """Note the spans of the launch's tensor arguments; a launch with an argument of unknown extent is not checked."""
     import torch
 
@@ -249,10 +253,11 @@ def _bind(launch: Launch, record: LaunchRecord | None, executor, args_hst, kwarg
     launch.ends = np.array([e for _, e in intervals], dtype=np.uint64)
     launch.bounds = [bound for interval in intervals for bound in interval]
     launch.checked = True
-    if record is not None:
+    if records:
         launch.memory = [np.ctypeslib.as_array((ctypes.c_uint8 * (e - s)).from_address(s)) for s, e in intervals]
-        for start, end in intervals:
-            record.cover(start, end)
+        for record in records:
+            for start, end in intervals:
+                record.cover(start, end)
 
 
 def _check(builder, state: dict | None, ptrs, mask, access: str) -> Access | None:
@@ -261,15 +266,16 @@ def _check(builder, state: dict | None, ptrs, mask, access: str) -> Access | Non
         return None
     # What the verdict saw, at every load and store: a thread can change a global the kernel reads.
     if state.get("sees") is not None and visible(state["function"], set()) != state["sees"]:
-        state["record"].not_compiled(state["launch"].kernel, "a global it reads changed while it ran")
+        for record in state["records"]:
+            record.not_compiled(state["launch"].kernel, "a global it reads changed while it ran")
     if not state["launch"].checked:
         return None
     return bounds.check(builder, state["launch"], ptrs, mask, access)
 
 
 def _note(state: dict | None, access: Access | None, loaded: bool, stored: bool) -> None:
-    record = state["record"] if state is not None else None
-    if access is None or record is None or not access.launch.memory:
+    records = state["records"] if state is not None else []
+    if access is None or not records or not access.launch.memory:
         return
     launch = access.launch
     lanes = np.arange(access.itemsize, dtype=np.uint64)
@@ -280,4 +286,5 @@ def _note(state: dict | None, access: Access | None, loaded: bool, stored: bool)
     for k, addresses in groups:
         byte_addresses = (addresses[:, None] + lanes).reshape(-1)
         values = launch.memory[k][(byte_addresses - launch.starts[k]).astype(np.int64)] if stored else None
-        record.mark(byte_addresses, values, loaded)
+        for record in records:
+            record.mark(byte_addresses, values, loaded)

@@ -66,7 +66,7 @@ REFUSED_EVENTS = frozenset(
 REACHING = frozenset(event for event in REFUSED_EVENTS if not event.startswith(("ctypes.", "code.", "marshal.")))  # Triton's interpreter reads tensors through ctypes
 CONSUMERS = (("/collections/__init__.py", "namedtuple"), ("/enum.py", "_create_"), ("/typing.py", "_caller"), ("/warnings.py", "warn"),
              ("/typing_extensions.py", "_caller"), ("/typing_extensions.py", "_has_generic_or_protocol_as_origin"),
-             ("/logging/__init__.py", "findCaller"), ("/logging/__init__.py", "formatException"), ("/triton/compiler/compiler.py", "filter_traceback"), ("/autograder/interpreter.py", "_launch_state"))
+             ("/logging/__init__.py", "findCaller"), ("/logging/__init__.py", "formatException"), ("/triton/compiler/compiler.py", "filter_traceback"), ("/autograder/interpreter.py", "_launch_states"))
 # Consumers only when called by the named function: logging.currentframe (it returns its caller's frame), a generator of filter_traceback.
 CALLED_BY = {("/logging/__init__.py", "<lambda>"): ("/logging/__init__.py", "findCaller"), ("/triton/compiler/compiler.py", "<genexpr>"): ("/triton/compiler/compiler.py", "filter_traceback")}
 # Python files compiled from an absolute path could claim an installed file's name; the import
