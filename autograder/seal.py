@@ -60,15 +60,17 @@ REFUSED_EVENTS = frozenset(
         "signal.signal",
     }
 )
-# Calls handing over frames or objects, and hooks handed them: refused while any of the learner's code is on the stack
-# (a library's wrapper, a decorator calling what it was given, would make them for it), except by the consumers below,
-# which take a caller's name from a frame and return none (the interpreter guard's, its record to its own hooks).
+# Calls handing over frames or objects, and hooks handed them: refused while any of the learner's code is on the stack (a library's wrapper
+# would make them for it), except by the consumers below, which take a caller's name from a frame and return none (the guard's: its record).
 REACHING = frozenset(event for event in REFUSED_EVENTS if not event.startswith(("ctypes.", "code.", "marshal.")))  # Triton's interpreter reads tensors through ctypes
 CONSUMERS = (("/collections/__init__.py", "namedtuple"), ("/enum.py", "_create_"), ("/typing.py", "_caller"), ("/warnings.py", "warn"),
-             ("/typing_extensions.py", "_caller"), ("/typing_extensions.py", "_has_generic_or_protocol_as_origin"),
-             ("/logging/__init__.py", "findCaller"), ("/logging/__init__.py", "formatException"), ("/triton/compiler/compiler.py", "filter_traceback"), ("/autograder/interpreter.py", "_launch_states"))
-# Consumers only when called by the named function: logging.currentframe (it returns its caller's frame), a generator of filter_traceback.
-CALLED_BY = {("/logging/__init__.py", "<lambda>"): ("/logging/__init__.py", "findCaller"), ("/triton/compiler/compiler.py", "<genexpr>"): ("/triton/compiler/compiler.py", "filter_traceback")}
+             ("/typing_extensions.py", "_caller"), ("/typing_extensions.py", "_has_generic_or_protocol_as_origin"), ("/logging/__init__.py", "findCaller"),
+             ("/logging/__init__.py", "formatException"), ("/triton/compiler/compiler.py", "filter_traceback"), ("/autograder/interpreter.py", "_launch_states"),
+             ("/torch/library.py", "__init__"), ("/torch/library.py", "_register_fake"), ("/torch/_library/utils.py", "get_source"), ("/torch/fx/_symbolic_trace.py", "wrap"))  # PyTorch's operator registry: file, line, module
+# Consumers only when an installed file's named function calls them: logging.currentframe (it returns its caller's frame), a generator
+# of filter_traceback, sympy's dispatch decorator (it hands back a local of its caller's) at the top of a module, as sympy loads.
+CALLED_BY = {("/logging/__init__.py", "<lambda>"): ("/logging/__init__.py", "findCaller"), ("/triton/compiler/compiler.py", "<genexpr>"): ("/triton/compiler/compiler.py", "filter_traceback"),
+             ("/sympy/multipledispatch/core.py", "_"): ("", "<module>")}
 # Python files compiled from an absolute path could claim an installed file's name; the import
 # system compiles and unmarshals modules too, with the file names they really have.
 NAMED_COMPILE = "compile"
@@ -117,7 +119,7 @@ def _make_judge(learner_roots: tuple[str, ...]):
             frame = frame.f_back
         if frame is None or learners(frame.f_code.co_filename) or not reaching:
             return frame is None or learners(frame.f_code.co_filename)
-        if named(frame, consumers) or any_(named(frame, (own,)) and frame.f_back is not None and named(frame.f_back, (caller,)) for own, caller in called_by):
+        if named(frame, consumers) or any_(named(frame, (own,)) and frame.f_back is not None and named(frame.f_back, (caller,)) and not learners(frame.f_back.f_code.co_filename) for own, caller in called_by):
             return False
         while frame is not None and not learners(frame.f_code.co_filename):
             frame = frame.f_back

@@ -57,7 +57,9 @@ def test_frames_and_objects_are_refused_through_a_librarys_hands(tmp_path):
     # A library function that returns its caller's frame, and a library's wrapper (a decorator that
     # calls the function it was given) making the call: the learner's code is on the stack.
     wrapper = "import contextlib, gc, sys\nclass Wrap(contextlib.ContextDecorator):\n    def __enter__(self): pass\n    def __exit__(self, *exc): pass\n"
-    for code in ("import logging\nlogging.currentframe().f_back\n", wrapper + "Wrap()(sys._getframe)()\n", wrapper + "Wrap()(Wrap()(gc.get_objects))()\n"):
+    # sympy's dispatch decorator reads its caller's locals: a consumer only as sympy's own modules load.
+    dispatch = "from sympy.multipledispatch import dispatch\nclass C:\n    @dispatch(int)\n    def m(self, x): return x\n"
+    for code in ("import logging\nlogging.currentframe().f_back\n", wrapper + "Wrap()(sys._getframe)()\n", wrapper + "Wrap()(Wrap()(gc.get_objects))()\n", dispatch):
         out = _run(tmp_path, code)
         assert out.startswith("refused:") and "check: it asked for" in out, (code, out)
 
@@ -101,3 +103,19 @@ def test_honest_code_and_the_libraries_own_calls_go_on(tmp_path):
     """
     out = _run(tmp_path, code)
     assert "ran" in out and "check: None" in out and "[1, 3]" in out
+
+
+def test_pytorchs_compiler_and_profiler_load_under_the_learners_call(tmp_path):
+    # torch._dynamo's modules register operators and fake kernels as they load (torch.library reads its
+    # caller's file and line, torch.fx.wrap its module's globals, sympy's dispatch a module's names):
+    # a learner's read_trace that profiled CPU activity only was refused sys._getframe on an H100.
+    code = """
+        import torch
+        import torch._dynamo
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            torch.ones(64).sum()
+        print(len(prof.key_averages()) > 0)
+    """
+    out = _run(tmp_path, code)
+    assert "ran" in out and "check: None" in out and "True" in out, out
