@@ -36,7 +36,7 @@ triton.testing.do_bench (median, L2 flushed before every call) beside torch._add
 same run. The solution's own autotuned function runs last, as the grader calls it. Every row goes to
 the JSON file --out (default $GPU_RUN_DIR/tune_act4_epilogue.json, else _build/), rewritten after each.
 
-Run on a GPU (the eighth session's call stopped at its start; not yet run there): PYTHONPATH=$PWD python3 tests/gpu/tune_act4_epilogue.py
+Run on a GPU: PYTHONPATH=$PWD python3 tests/gpu/tune_act4_epilogue.py
 On a CPU, the two plain-Triton variants under the Triton interpreter on small shapes, nothing timed:
     PYTHONPATH=$PWD python3 tests/gpu/tune_act4_epilogue.py --interpret
 """
@@ -198,7 +198,9 @@ def main() -> int:
         exact = epilogue_ref(x, w, bias)
         tol = tolerance(x, w, bias, exact)
         library_ms = triton.testing.do_bench(lambda: torch._addmm_activation(bias, x, w, use_gelu=True), return_mode="median")
-        candidates = [(f"{name} {tile}", lambda: epilogue(x, w, bias, variant, tile)) for name, variant in VARIANTS.items() for tile in TILES]
+        # Each lambda keeps its own variant and tile: a comprehension's lambdas share its last ones
+        # (the eighth session's call timed bias_only under every name and found each "wrong").
+        candidates = [(f"{name} {tile}", lambda variant=variant, tile=tile: epilogue(x, w, bias, variant, tile)) for name, variant in VARIANTS.items() for tile in TILES]
         for label, fn in [*candidates, ("solution (autotuned)", lambda: solution(x, w, bias))]:
             ok, error = within(fn(), exact, tol)
             # bias_only is wrong by design and timed as the floor; nothing else wrong is timed.
