@@ -46,8 +46,8 @@ Compilation comes first, in parallel child processes (one per CPU core, up to 14
 disk cache: a variant that Triton 3.6 cannot compile (or that crashes the compiler) is reported and
 skipped, and the timing process never compiles anything but what the children compiled.
 
-Every row goes to the JSON file --out (default $GPU_OUT/tune_act4_flash.json, else _build/), rewritten
-after each row so a run cut short keeps what it measured.
+Every row goes to the JSON file --out (default $GPU_RUN_DIR/tune_act4_flash.json, beside the run's
+logs, else _build/), rewritten after each row so a run cut short keeps what it measured.
 
 Run on a GPU (about 90 s on an H200 for the first four variants, half of it compiling; rows past
 --deadline are skipped), from the repository root:
@@ -457,7 +457,7 @@ def main() -> None:
     from autograder import checking, registry
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", help="the JSON file (default $GPU_OUT/tune_act4_flash.json, else _build/)")
+    parser.add_argument("--out", help="the JSON file (default $GPU_RUN_DIR/tune_act4_flash.json, beside the run's logs, else _build/)")
     parser.add_argument("--deadline", type=float, default=220.0, help="seconds after which the remaining rows are skipped")
     parser.add_argument("--workers", type=int, default=min(14, max(1, (os.cpu_count() or 2) - 2)), help="compiling processes")
     parser.add_argument("--interpret", action="store_true", help="check every variant on a CPU under the interpreter, time nothing")
@@ -479,7 +479,7 @@ def main() -> None:
         interpret()
         return
     started = time.perf_counter()
-    out_path = Path(args.out) if args.out else Path(os.environ.get("GPU_OUT") or ROOT / "_build") / "tune_act4_flash.json"
+    out_path = Path(args.out) if args.out else Path(os.environ.get("GPU_RUN_DIR") or ROOT / "_build") / "tune_act4_flash.json"
     out_path.parent.mkdir(parents=True, exist_ok=True)
     record: dict = {"device": "cpu (--smoke)" if SMOKE else torch.cuda.get_device_name(0), "triton": triton.__version__, "torch": torch.__version__, "rows": []}
     print(f"{record['device']}, Triton {record['triton']}, torch {record['torch']} -> {out_path}", flush=True)
