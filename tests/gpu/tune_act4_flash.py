@@ -38,8 +38,11 @@ design of the forward kernel in a few launch configurations (BLOCK_M, BLOCK_N, n
 
 Every variant runs on every benchmark shape; each call is first checked against SDPA in float32 (the
 grader's tolerance rule: its factor times SDPA flash's own bf16 error) and timed only if right. Times
-are triton.testing.do_bench medians (L2 flushed before every call); cuDNN and SDPA flash are timed in
-the same run. The solution notebook's autotuned function runs last on each shape, as the grader calls
+are the grader's (tests/gpu/held_windows.py: calls queued back to back behind a held GPU after an L2
+flush, the median window per call); cuDNN and SDPA flash are timed in the same run, cuDNN also by
+triton.testing.do_bench, which read it 7% slower than the grader did in the ninth session (1.740 ms
+against 1.62-1.63 ms at D=128) and so made every ratio to it look better than a grading would
+(tma_2cta 0.83x under do_bench). The solution notebook's autotuned function runs last on each shape, as the grader calls
 it. A second check runs every variant at S=4000 (a partial last tile).
 
 Compilation comes first, in parallel child processes (one per CPU core, up to 14), which fill Triton's
@@ -82,6 +85,8 @@ from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+
+from tests.gpu.held_windows import HeldWindows  # noqa: E402
 
 LOG2E = 1.4426950408889634
 # (B, H, S, D, causal): the grader's benchmark sizes, D=128 first (the one short of 0.80x cuDNN).
@@ -445,11 +450,20 @@ def sdpa(backend):
     return run
 
 
+WINDOWS = None
+
+
 def bench(fn) -> float:
+    """Milliseconds a call of ``fn``, timed as the grader times it."""
+    global WINDOWS
+    WINDOWS = WINDOWS or HeldWindows(windows=2 if SMOKE else 10, smoke=SMOKE)
+    return WINDOWS.ms(fn)
+
+
+def do_bench(fn) -> float:
+    """Milliseconds a call of ``fn`` under triton.testing.do_bench (the tuners' and autotune's timer)."""
     if SMOKE:
-        started = time.perf_counter()
-        fn()
-        return (time.perf_counter() - started) * 1e3
+        return bench(fn)
     return triton.testing.do_bench(fn, warmup=10, rep=60, return_mode="median")
 
 
@@ -521,13 +535,16 @@ def main() -> None:
         flash_ms = bench(lambda: sdpa(SDPBackend.FLASH_ATTENTION)(q, k, v, causal))
         try:
             cudnn_ms = bench(lambda: sdpa(SDPBackend.CUDNN_ATTENTION)(q, k, v, causal))
+            cudnn_do_bench_ms = do_bench(lambda: sdpa(SDPBackend.CUDNN_ATTENTION)(q, k, v, causal))
         except RuntimeError as exc:
-            cudnn_ms = float("nan")
+            cudnn_ms = cudnn_do_bench_ms = float("nan")
             print(f"cuDNN attention unavailable: {str(exc)[:80]}")
         work = flops(shape)
         emit(
-            {"shape": list(shape), "variant": "libraries", "flash_ms": round(flash_ms, 4), "cudnn_ms": round(cudnn_ms, 4), "flash_max_error": tol.library_max_error},
-            f"\n=== {describe(shape)}: cuDNN {cudnn_ms:.3f} ms {work / cudnn_ms / 1e9:,.0f} TFLOP/s (0.80x = {cudnn_ms / 0.8:.3f} ms), "
+            {"shape": list(shape), "variant": "libraries", "flash_ms": round(flash_ms, 4), "cudnn_ms": round(cudnn_ms, 4),
+             "cudnn_do_bench_ms": round(cudnn_do_bench_ms, 4), "flash_max_error": tol.library_max_error},
+            f"\n=== {describe(shape)}: cuDNN {cudnn_ms:.3f} ms {work / cudnn_ms / 1e9:,.0f} TFLOP/s (0.80x = {cudnn_ms / 0.8:.3f} ms; "
+            f"{cudnn_do_bench_ms:.3f} ms under do_bench), "
             f"SDPA flash {flash_ms:.3f} ms {work / flash_ms / 1e9:,.0f} TFLOP/s, flash max error {tol.library_max_error:.2e}  (t = {elapsed():.0f} s)",
         )
         rows = [(variant, tuple(config)) for variant, (_, configs) in VARIANTS.items() for config in configs] + [("solution", None)]

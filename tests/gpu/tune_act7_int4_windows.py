@@ -93,7 +93,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -112,6 +111,7 @@ sys.path.insert(0, str(ROOT))
 from autograder import checking, registry  # noqa: E402
 from autograder.problems.act7.int4_gemv import reference  # noqa: E402
 from tests.gpu import act7_int4_candidates as candidates  # noqa: E402
+from tests.gpu.held_windows import HeldWindows  # noqa: E402
 
 PROBLEM = registry.get("act7.int4_gemv")
 SMOKE = "--smoke" in sys.argv
@@ -121,7 +121,6 @@ SHAPES = ((160, 384),) if SMOKE else ((4096, 4096), (8192, 8192))
 # flushed before the window, the calls queued behind the GPU's sleep.
 WINDOW_CALLS = 2 if SMOKE else 32
 WINDOWS = 2 if SMOKE else 10
-SLEEP_CYCLES = 4_000_000  # about 2 ms at 1.98 GHz: longer than launching 32 calls from Python
 # The solution's kernel before 2026-11-27 (design "loop"), in the configurations it had then.
 LOOP_CONFIGS = [
     {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "num_warps": 8},
@@ -208,34 +207,6 @@ def check(call, inputs: dict, expected, tol) -> tuple[bool, float, str]:
     return ok, error, ""
 
 
-class Windows:
-    """The grader's timing of a call: windows of WINDOW_CALLS calls back to back, each on the next
-    input set, behind a GPU sleep and an L2 flush."""
-
-    def __init__(self) -> None:
-        l2 = 2**20 if SMOKE else torch.cuda.get_device_properties(0).L2_cache_size
-        self.flush = torch.empty(max(2 * l2, 64 << 20) // 4, dtype=torch.float32, device=DEVICE)
-
-    def us(self, call, input_sets: list[dict]) -> float:
-        if SMOKE:
-            started = time.perf_counter()
-            for inputs in input_sets[:WINDOW_CALLS]:
-                call(**inputs)
-            return 1e6 * (time.perf_counter() - started) / WINDOW_CALLS
-        times = []
-        for _ in range(WINDOWS):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            torch.cuda._sleep(SLEEP_CYCLES)
-            self.flush.zero_()
-            start.record()
-            for c in range(WINDOW_CALLS):
-                call(**input_sets[c % len(input_sets)])
-            end.record()
-            torch.cuda.synchronize()
-            times.append(1e3 * start.elapsed_time(end) / WINDOW_CALLS)
-        return statistics.median(times)
-
-
 def do_bench_us(fn) -> float:
     if SMOKE:
         started = time.perf_counter()
@@ -291,7 +262,7 @@ def main() -> None:
         print(line, flush=True)
         out_path.write_text(json.dumps(record, indent=1) + "\n")
 
-    windows = Windows()
+    windows = HeldWindows(WINDOWS, smoke=SMOKE)
     found = designs(solution_module())
     for n, k in SHAPES:
         size = (1, n, k)
@@ -301,8 +272,8 @@ def main() -> None:
         input_sets = [PROBLEM.make_inputs(size, 2000 + s, DEVICE) for s in range(WINDOW_CALLS)]
         dense = [(0.01 * torch.randn(n, k, device=DEVICE)).to(torch.bfloat16) for _ in range(WINDOW_CALLS)]
         dense_sets = [{"x": s["x"], "w": w} for s, w in zip(input_sets, dense, strict=True)]
-        cublas = windows.us(reference.dense_gemv, input_sets)
-        cublas_32 = windows.us(lambda x, w: torch.matmul(x, w.t()), dense_sets)
+        cublas = 1e3 * windows.ms(reference.dense_gemv, input_sets, WINDOW_CALLS)
+        cublas_32 = 1e3 * windows.ms(lambda x, w: torch.matmul(x, w.t()), dense_sets, WINDOW_CALLS)
         cublas_bench = do_bench_us(lambda inputs=inputs: reference.dense_gemv(**inputs))
         emit({"size": list(size), "design": "cuBLAS bf16", "window_us": round(cublas, 2), "window_32_weights_us": round(cublas_32, 2), "do_bench_us": round(cublas_bench, 2)},
              f"\n{n}x{k}: cuBLAS bf16 window {cublas:.2f} us (grader's baseline), {cublas_32:.2f} us over {WINDOW_CALLS} weights; do_bench {cublas_bench:.2f} us. "
@@ -324,7 +295,7 @@ def main() -> None:
                 if not ok:
                     emit({**row, "wrong": True, "max_error": error, "note": note}, f"  {name:<50} WRONG or failed, not timed: error {error:.3g} {note}")
                     continue
-                window = windows.us(call, input_sets)
+                window = 1e3 * windows.ms(call, input_sets, WINDOW_CALLS)
                 bench = do_bench_us(lambda call=call, inputs=inputs: call(**inputs))
                 emit({**row, "window_us": round(window, 2), "do_bench_us": round(bench, 2), "TBps": round(nbytes / window / 1e6, 3),
                       "x_cublas": round(cublas / window, 3), "max_error": error},
@@ -340,7 +311,7 @@ def main() -> None:
         key = (n, k, 1)
         tuned = module.int4_gemv_kernel
         picked = config_dict(tuned.chosen[key])
-        window = windows.us(module.int4_gemv, input_sets)
+        window = 1e3 * windows.ms(module.int4_gemv, input_sets, WINDOW_CALLS)
         emit({"size": list(size), "design": "solution int4_gemv (tuned)", "picked": picked, "tuner_window_us": {c: round(us, 2) for c, us in tuned.window_us.get(key, {}).items()},
               "first_call_s": round(tuning_s, 2), "window_us": round(window, 2), "x_cublas": round(cublas / window, 3)},
              f"  {'solution int4_gemv, tuned':<50} window {window:6.2f} us {cublas / window:5.2f}x; the tuner picked {label('', picked).strip()} in {tuning_s:.2f} s "
