@@ -12,7 +12,8 @@ before the learner's module is loaded (autograder.worker_setup):
   call it is, is read from the stack: the nearest frame that is not a pass-through helper of the
   standard library is the learner's when its file is not an installed one (its submission, a folder
   it may write, code compiled from a string). The calls that hand over frames or objects are the
-  learner's while any of its code is on the stack (a library's wrapper would make them for it);
+  learner's while any of its code is on the stack (a library's wrapper would make them for it) and
+  in every thread begun after the seal, except to a few consumers known by their code objects;
   ctypes, which PyTorch and Triton's interpreter use inside a learner's call, only when the
   learner's code makes the call itself.
 - A fingerprint of the grader's modules, PyTorch's profiler and Triton's interpreter: every name
@@ -28,24 +29,13 @@ measurements (times, outputs) never come from this process.
 
 from __future__ import annotations
 
+import _thread
 import os
 import sys
 import threading
 
-# The worker's own modules that it imports lazily after the learner's code is in: imported while
-# sealing, so that a module object planted in their place is a change the fingerprint sees.
-WORKER_MODULES = ("arrays", "bounds", "canary", "cuda_driver", "jsonable", "launch_record", "shared", "watch", "wire")
-# Modules whose bindings decide what the worker reports: the grader's own, and the libraries whose
-# code builds its facts (the profiler's events, the interpreter's launches) or its replies.
-FINGERPRINTED_PACKAGES = ("autograder",)
-FINGERPRINTED = ("torch.profiler", "torch.profiler.profiler", "torch.autograd.profiler", "torch.autograd.profiler_util", "torch._C._autograd",
-                 "torch._C._profiler", "triton.runtime.interpreter", "json", "json.encoder")
-FINGERPRINTED_ON_CPU = ("triton.compiler", "triton.compiler.compiler", "triton.compiler.code_generator", "triton.runtime.jit",  # Triton's front end
-                        "triton.backends.compiler", "triton.backends.nvidia.compiler",  # decides on a CPU if a kernel compiles for a GPU,
-                        "triton.language", "triton.language.core", "triton.language.math", "triton.language.standard")  # from the language
-DATA = (bool, int, float, complex, str, bytes, type(None), tuple, list, dict, set, frozenset)
-# A name Python itself adds to a class the first time an instance is copied or pickled.
-ADDED_BY_PYTHON = frozenset({"__slotnames__"})
+from .fingerprint import make_check, take_fingerprint
+
 REFUSED_EVENTS = frozenset(
     {
         "gc.get_objects", "gc.get_referrers", "gc.get_referents",
@@ -71,6 +61,12 @@ CONSUMERS = (("/collections/__init__.py", "namedtuple"), ("/enum.py", "_create_"
 # of filter_traceback, sympy's dispatch decorator (it hands back a local of its caller's) at the top of a module, as sympy loads.
 CALLED_BY = {("/logging/__init__.py", "<lambda>"): ("/logging/__init__.py", "findCaller"), ("/triton/compiler/compiler.py", "<genexpr>"): ("/triton/compiler/compiler.py", "filter_traceback"),
              ("/sympy/multipledispatch/core.py", "_"): ("", "<module>")}
+# Where each consumer's code lives (and the package whose loading brings that module): consumers are
+# those functions' own code objects, by identity, not any code that claims their file and name.
+CONSUMER_MODULES = (("collections", "collections"), ("enum", "enum"), ("typing", "typing"), ("warnings", "warnings"),
+                    ("typing_extensions", "typing_extensions"), ("logging", "logging"), ("triton.compiler.compiler", "triton"),
+                    ("autograder.interpreter", "triton"), ("torch.library", "torch"), ("torch._library.utils", "torch"),
+                    ("torch.fx._symbolic_trace", "torch"), ("sympy.multipledispatch.core", "torch"))
 # Python files compiled from an absolute path could claim an installed file's name; the import
 # system compiles and unmarshals modules too, with the file names they really have.
 NAMED_COMPILE = "compile"
@@ -89,24 +85,62 @@ class SealBroken(PermissionError):
     """The learner's code asked for something the sealed worker refuses."""
 
 
-def _make_judge(learner_roots: tuple[str, ...]):
+def consumer_codes() -> tuple:
+    """The code objects of the consumers' functions (nested ones included) in their modules as loaded
+    now; a module whose package is not loaded yet is loaded first, where the other package named
+    beside it is (PyTorch loads sympy lazily, as the learner's call may)."""
+    import importlib
+    import types
+
+    pairs = (*CONSUMERS, *CALLED_BY, *CALLED_BY.values())
+    found, todo = [], []
+    for name, package in CONSUMER_MODULES:
+        try:
+            module = sys.modules.get(name) or (importlib.import_module(name) if package in sys.modules else None)
+        except ImportError:
+            module = None
+        for value in vars(module).values() if module is not None else ():
+            members = vars(value).values() if isinstance(value, type) and value.__module__ == name else (value,)
+            todo += [getattr(getattr(m, "__func__", m), "__code__", None) for m in members]
+    while todo:
+        code = todo.pop()
+        if isinstance(code, types.CodeType):
+            todo += code.co_consts
+            if any(code.co_name == own and code.co_filename.endswith(suffix) for suffix, own in pairs):
+                found.append(code)
+    return tuple(found)
+
+
+def _make_judge(learner_roots: tuple[str, ...], sealed_threads: dict | None = None, trusted: tuple = ()):
     """Whether the code that made a call at ``frame`` (or the nearest caller that is not a
     pass-through helper) is the learner's: a file under one of ``learner_roots``, or no installed
     file at all (a string compiled or executed). With no such frame (a thread started on a bare
     callable of the standard library), the learner's too. A ``reaching`` call is the learner's while
-    any of its code is on the stack, unless one of the consumers made it."""
+    any of its code is on the stack, unless one of the consumers made it, and in every thread begun
+    after the seal: ``sealed_threads`` maps each thread running then to the bottom frame of its stack
+    (an identifier alone could be reused by a thread started later)."""
     # Every name the judgement uses is bound here, not looked up in this module or in builtins when
     # it runs: the learner's code can rebind those, not these.
     ends, parts, this, importing = PASS_THROUGH[:4], PASS_THROUGH[4:], os.path.abspath(__file__), IMPORT_SYSTEM
     roots, consumers, called_by = _roots(learner_roots), CONSUMERS, tuple(CALLED_BY.items())
-    any_ = any
+    any_, sealed, get_ident, trusted_ids, id_ = any, dict(sealed_threads or {}), _thread.get_ident, frozenset(map(id, trusted)), id
+    kept = trusted  # noqa: F841 -- the code objects stay alive, so that no other takes their ids
 
     def learners(filename: str) -> bool:
         return not filename.startswith(("/", "<frozen")) or filename.startswith(roots)
 
     def named(frame, pairs) -> bool:
         code = frame.f_code
-        return any_(code.co_name == name and code.co_filename.endswith(suffix) for suffix, name in pairs)
+        return id_(code) in trusted_ids and any_(code.co_name == name and code.co_filename.endswith(suffix) for suffix, name in pairs)
+
+    def called_by_its_caller(frame) -> bool:
+        caller = frame.f_back
+        for own, (suffix, name) in called_by:
+            if caller is not None and named(frame, (own,)) and not learners(caller.f_code.co_filename):
+                # Any installed module's top may call sympy's decorator: the local it hands back is that caller's own.
+                if named(caller, ((suffix, name),)) or (name == "<module>" and caller.f_code.co_name == name):
+                    return True
+        return False
 
     def judge(frame, through_imports: bool, reaching: bool = False) -> bool:
         while frame is not None:
@@ -119,13 +153,22 @@ def _make_judge(learner_roots: tuple[str, ...]):
             frame = frame.f_back
         if frame is None or learners(frame.f_code.co_filename) or not reaching:
             return frame is None or learners(frame.f_code.co_filename)
-        if named(frame, consumers) or any_(named(frame, (own,)) and frame.f_back is not None and named(frame.f_back, (caller,)) and not learners(frame.f_back.f_code.co_filename) for own, caller in called_by):
+        if named(frame, consumers) or called_by_its_caller(frame):
             return False
+        bottom = frame
         while frame is not None and not learners(frame.f_code.co_filename):
-            frame = frame.f_back
-        return frame is not None
+            bottom, frame = frame, frame.f_back
+        # No code of the learner's on the stack: still the learner's in a thread it started on an
+        # installed function that calls what it is given (sched.scheduler.run, say).
+        return frame is not None or sealed.get(get_ident()) is not bottom
 
     return judge
+
+
+def _bottom(frame):
+    while frame.f_back is not None:
+        frame = frame.f_back
+    return frame
 
 
 def _roots(learner_roots: tuple[str, ...]) -> tuple[str, ...]:
@@ -196,7 +239,8 @@ def close_signal_handlers() -> None:
 
 def install_hook(learner_roots: tuple[str, ...]) -> list[str]:
     """Add the audit hook; returns the list where it notes what it refused (the first refusal first)."""
-    refusal, judge = _make_refusal(learner_roots, REFUSED_EVENTS), _make_judge(learner_roots)
+    running = {ident: _bottom(frame) for ident, frame in sys._current_frames().items()}
+    refusal, judge = _make_refusal(learner_roots, REFUSED_EVENTS), _make_judge(learner_roots, running, consumer_codes())
     busy = threading.local()
     getframe, getattr_, broken, reaching = sys._getframe, getattr, SealBroken, REACHING
     refused: list[str] = []
@@ -216,75 +260,3 @@ def install_hook(learner_roots: tuple[str, ...]) -> list[str]:
 
     sys.addaudithook(hook)
     return refused
-
-
-def _code_bindings(namespace) -> dict:
-    """The names bound to code (functions, classes, modules, descriptors): what decides what runs.
-    Data is left out: libraries rebind their own flags as they work (PyTorch's profiler toggles
-    ``torch.autograd.profiler._is_profiler_enabled`` on every start and stop)."""
-    return {key: value for key, value in namespace.items() if not isinstance(value, DATA)}
-
-
-def take_fingerprint(device: str) -> list[tuple[object, dict, bool]]:
-    """(object, its bindings, whether new names count) for every fingerprinted module and each class
-    it defines; functions are kept with their code. The worker's lazily loaded state is loaded first
-    (the driver library on a GPU), so that only a change of the learner's differs later."""
-    import importlib
-
-    for name in WORKER_MODULES:
-        try:
-            importlib.import_module(f"{__package__}.{name}")
-        except Exception:  # noqa: BLE001 -- a module this machine cannot load is one the worker never uses
-            continue
-    if device == "cuda":
-        try:
-            sys.modules[f"{__package__}.cuda_driver"]._driver()
-        except Exception:  # noqa: BLE001 -- without the driver library nothing here loads it later either
-            pass
-    packages = tuple(f"{package}." for package in FINGERPRINTED_PACKAGES)
-    named = FINGERPRINTED + (FINGERPRINTED_ON_CPU if device == "cpu" else ())
-    prints = []
-    for name, module in list(sys.modules.items()):
-        if module is None or not (name in named or name in FINGERPRINTED_PACKAGES or name.startswith(packages)):
-            continue
-        namespace = getattr(module, "__dict__", None)
-        if not isinstance(namespace, dict):
-            continue
-        prints.append((module, _code_bindings(namespace), False))
-        for value in list(namespace.values()):
-            if isinstance(value, type) and getattr(value, "__module__", None) == name:
-                # The interpreter adds methods to the language's tensor for its launches (__repr__).
-                prints.append((value, _code_bindings(value.__dict__), not name.startswith("triton.language")))
-    codes = {}
-    for _, bindings, _ in prints:
-        for value in bindings.values():
-            code = getattr(value, "__code__", None) if callable(value) and type(value).__name__ == "function" else None
-            if code is not None:
-                codes[id(value)] = (value, code)
-    prints.append((None, codes, False))
-    return prints
-
-
-def make_check(prints: list[tuple[object, dict, bool]]):
-    """A function with no free names that says what changed since ``prints`` were taken (None if nothing)."""
-    missing = object()
-    getattr_, isinstance_, added_by_python, data = getattr, isinstance, ADDED_BY_PYTHON, DATA
-
-    def check() -> str | None:
-        for owner, bindings, closed in prints:
-            if owner is None:
-                for value, code in bindings.values():
-                    if getattr_(value, "__code__", None) is not code:
-                        return f"the code of {getattr_(value, '__qualname__', '?')}"
-                continue
-            current = owner.__dict__
-            for key, value in bindings.items():
-                if current.get(key, missing) is not value:
-                    return f"{getattr_(owner, '__name__', '?')}.{key}"
-            if closed:
-                for key in current:
-                    if key not in bindings and key not in added_by_python and not isinstance_(current[key], data):
-                        return f"{getattr_(owner, '__name__', '?')}.{key} (added)"
-        return None
-
-    return check

@@ -26,6 +26,7 @@ def _run(tmp_path: Path, learner_code: str) -> str:
         textwrap.dedent(
             f"""
             import runpy
+            import torch, triton  # loaded before the seal, as the worker loads them (WorkerSetup.warm)
             from autograder import seal
             check = seal.seal(({str(folder)!r},), "cpu")
             try:
@@ -62,6 +63,57 @@ def test_frames_and_objects_are_refused_through_a_librarys_hands(tmp_path):
     for code in ("import logging\nlogging.currentframe().f_back\n", wrapper + "Wrap()(sys._getframe)()\n", wrapper + "Wrap()(Wrap()(gc.get_objects))()\n", dispatch):
         out = _run(tmp_path, code)
         assert out.startswith("refused:") and "check: it asked for" in out, (code, out)
+
+
+def test_frames_are_refused_in_a_thread_begun_after_the_seal_with_none_of_the_learners_code(tmp_path):
+    # sched.scheduler.run (installed, not a pass-through helper) calls list.extend, which draws
+    # sys._current_frames() from itertools.starmap in C: no frame of the learner's on that stack.
+    code = """
+        import itertools, sched, sys, threading
+        taken = []
+        scheduler = sched.scheduler()
+        scheduler.enter(0, 1, taken.extend, (itertools.starmap(sys._current_frames, [()]),))
+        thread = threading.Thread(target=scheduler.run)
+        thread.start()
+        thread.join()
+        print("taken:", len(taken))
+    """
+    out = _run(tmp_path, code)
+    assert "taken: 0" in out and "check: it asked for sys._current_frames" in out, out
+
+
+def test_a_thread_begun_after_the_seal_keeps_the_libraries_own_calls(tmp_path):
+    # namedtuple reads its caller's module name from a frame, in whatever thread makes one.
+    code = """
+        import collections, sched, threading
+        made = []
+        scheduler = sched.scheduler()
+        scheduler.enter(0, 1, collections.namedtuple, ("Pair", "a b"))
+        thread = threading.Thread(target=scheduler.run)
+        thread.start()
+        thread.join()
+        print("made")
+    """
+    out = _run(tmp_path, code)
+    assert "made" in out and "check: None" in out, out
+
+
+def test_code_claiming_a_consumers_file_and_name_is_no_consumer(tmp_path):
+    # Compiled under typing.py's name through an installed caller (sched.scheduler.run, whose frame is
+    # the nearest when compile runs), a function named _caller would pass a check by name.
+    code = """
+        import itertools, sched, typing
+        source = "import sys\\ndef _caller(depth=1, default='__main__'):\\n    return sys._getframe(depth + 1)\\n"
+        box = []
+        scheduler = sched.scheduler()
+        scheduler.enter(0, 1, box.extend, (itertools.starmap(compile, [(source, typing.__file__, "exec")]),))
+        scheduler.run()
+        namespace = {}
+        exec(box[0], namespace)
+        namespace["_caller"](0)
+    """
+    out = _run(tmp_path, code)
+    assert out.startswith("refused:") and "check: it asked for sys._getframe" in out, out
 
 
 def test_raw_memory_through_ctypes_is_refused(tmp_path):

@@ -1,0 +1,94 @@
+"""The fingerprint of the sealed worker (autograder.seal): every name each module that decides what
+the worker reports binds, and every function's code, by identity, taken before the learner's code
+loads and compared before every reply and every interpreted launch."""
+
+from __future__ import annotations
+
+import sys
+
+# The worker's own modules that it imports lazily after the learner's code is in: imported while
+# sealing, so that a module object planted in their place is a change the fingerprint sees.
+WORKER_MODULES = ("arrays", "bounds", "canary", "cuda_driver", "jsonable", "launch_record", "shared", "watch", "wire")
+# Modules whose bindings decide what the worker reports: the grader's own, and the libraries whose
+# code builds its facts (the profiler's events, the interpreter's launches) or its replies.
+FINGERPRINTED_PACKAGES = ("autograder",)
+FINGERPRINTED = ("torch.profiler", "torch.profiler.profiler", "torch.autograd.profiler", "torch.autograd.profiler_util", "torch._C._autograd",
+                 "torch._C._profiler", "triton.runtime.interpreter", "json", "json.encoder")
+FINGERPRINTED_ON_CPU = ("triton.compiler", "triton.compiler.compiler", "triton.compiler.code_generator", "triton.runtime.jit",  # Triton's front end
+                        "triton.backends.compiler", "triton.backends.nvidia.compiler",  # decides on a CPU if a kernel compiles for a GPU,
+                        "triton.language", "triton.language.core", "triton.language.math", "triton.language.standard")  # from the language
+DATA = (bool, int, float, complex, str, bytes, type(None), tuple, list, dict, set, frozenset)
+# A name Python itself adds to a class the first time an instance is copied or pickled.
+ADDED_BY_PYTHON = frozenset({"__slotnames__"})
+
+
+def _code_bindings(namespace) -> dict:
+    """The names bound to code (functions, classes, modules, descriptors): what decides what runs.
+    Data is left out: libraries rebind their own flags as they work (PyTorch's profiler toggles
+    ``torch.autograd.profiler._is_profiler_enabled`` on every start and stop)."""
+    return {key: value for key, value in namespace.items() if not isinstance(value, DATA)}
+
+
+def take_fingerprint(device: str) -> list[tuple[object, dict, bool]]:
+    """(object, its bindings, whether new names count) for every fingerprinted module and each class
+    it defines; functions are kept with their code. The worker's lazily loaded state is loaded first
+    (the driver library on a GPU), so that only a change of the learner's differs later."""
+    import importlib
+
+    for name in WORKER_MODULES:
+        try:
+            importlib.import_module(f"{__package__}.{name}")
+        except Exception:  # noqa: BLE001 -- a module this machine cannot load is one the worker never uses
+            continue
+    if device == "cuda":
+        try:
+            sys.modules[f"{__package__}.cuda_driver"]._driver()
+        except Exception:  # noqa: BLE001 -- without the driver library nothing here loads it later either
+            pass
+    packages = tuple(f"{package}." for package in FINGERPRINTED_PACKAGES)
+    named = FINGERPRINTED + (FINGERPRINTED_ON_CPU if device == "cpu" else ())
+    prints = []
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name in named or name in FINGERPRINTED_PACKAGES or name.startswith(packages)):
+            continue
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict):
+            continue
+        prints.append((module, _code_bindings(namespace), False))
+        for value in list(namespace.values()):
+            if isinstance(value, type) and getattr(value, "__module__", None) == name:
+                # The interpreter adds methods to the language's tensor for its launches (__repr__).
+                prints.append((value, _code_bindings(value.__dict__), not name.startswith("triton.language")))
+    codes = {}
+    for _, bindings, _ in prints:
+        for value in bindings.values():
+            code = getattr(value, "__code__", None) if callable(value) and type(value).__name__ == "function" else None
+            if code is not None:
+                codes[id(value)] = (value, code)
+    prints.append((None, codes, False))
+    return prints
+
+
+def make_check(prints: list[tuple[object, dict, bool]]):
+    """A function with no free names that says what changed since ``prints`` were taken (None if nothing)."""
+    missing = object()
+    getattr_, isinstance_, added_by_python, data = getattr, isinstance, ADDED_BY_PYTHON, DATA
+
+    def check() -> str | None:
+        for owner, bindings, closed in prints:
+            if owner is None:
+                for value, code in bindings.values():
+                    if getattr_(value, "__code__", None) is not code:
+                        return f"the code of {getattr_(value, '__qualname__', '?')}"
+                continue
+            current = owner.__dict__
+            for key, value in bindings.items():
+                if current.get(key, missing) is not value:
+                    return f"{getattr_(owner, '__name__', '?')}.{key}"
+            if closed:
+                for key in current:
+                    if key not in bindings and key not in added_by_python and not isinstance_(current[key], data):
+                        return f"{getattr_(owner, '__name__', '?')}.{key} (added)"
+        return None
+
+    return check
