@@ -111,7 +111,24 @@ def consumer_codes() -> tuple:
     return tuple(found)
 
 
-def _make_judge(learner_roots: tuple[str, ...], sealed_threads: dict | None = None, trusted: tuple = ()):
+def consumers_unchanged():
+    """A check that the consumers' modules, the modules they hand frames to (traceback, inspect) and
+    sys's frame functions are bound as when sealed: a binding replaced for a moment (sys._getframe
+    wrapped in a C cache, logging._is_internal_frame, which findCaller hands each frame) would carry
+    a frame a consumer took out to the learner's code, and no check before a reply would see it."""
+    from .fingerprint import _code_bindings
+
+    # The interpreter's module is in the worker's own fingerprint, checked before every interpreted launch.
+    names = [name for name, _ in CONSUMER_MODULES if name != "autograder.interpreter"] + ["traceback", "inspect"]
+    # warnings.catch_warnings(record=True), which libraries use, rebinds these two; they are handed no frame.
+    prints = [(sys.modules[name], {k: v for k, v in _code_bindings(vars(sys.modules[name])).items() if k not in ("showwarning", "_showwarnmsg_impl")}, False)
+              for name in names if name in sys.modules]
+    prints.append((sys, {name: getattr(sys, name) for name in ("_getframe", "_current_frames", "exc_info", "exception") if hasattr(sys, name)}, False))
+    changed = make_check(prints)
+    return lambda: changed() is None
+
+
+def _make_judge(learner_roots: tuple[str, ...], sealed_threads: dict | None = None, trusted: tuple = (), unchanged=lambda: True):
     """Whether the code that made a call at ``frame`` (or the nearest caller that is not a
     pass-through helper) is the learner's: a file under one of ``learner_roots``, or no installed
     file at all (a string compiled or executed). With no such frame (a thread started on a bare
@@ -153,7 +170,7 @@ def _make_judge(learner_roots: tuple[str, ...], sealed_threads: dict | None = No
             frame = frame.f_back
         if frame is None or learners(frame.f_code.co_filename) or not reaching:
             return frame is None or learners(frame.f_code.co_filename)
-        if named(frame, consumers) or called_by_its_caller(frame):
+        if (named(frame, consumers) or called_by_its_caller(frame)) and unchanged():
             return False
         bottom = frame
         while frame is not None and not learners(frame.f_code.co_filename):
@@ -240,7 +257,7 @@ def close_signal_handlers() -> None:
 def install_hook(learner_roots: tuple[str, ...]) -> list[str]:
     """Add the audit hook; returns the list where it notes what it refused (the first refusal first)."""
     running = {ident: _bottom(frame) for ident, frame in sys._current_frames().items()}
-    refusal, judge = _make_refusal(learner_roots, REFUSED_EVENTS), _make_judge(learner_roots, running, consumer_codes())
+    refusal, judge = _make_refusal(learner_roots, REFUSED_EVENTS), _make_judge(learner_roots, running, consumer_codes(), consumers_unchanged())
     busy = threading.local()
     getframe, getattr_, broken, reaching = sys._getframe, getattr, SealBroken, REACHING
     refused: list[str] = []

@@ -60,7 +60,9 @@ def test_frames_and_objects_are_refused_through_a_librarys_hands(tmp_path):
     wrapper = "import contextlib, gc, sys\nclass Wrap(contextlib.ContextDecorator):\n    def __enter__(self): pass\n    def __exit__(self, *exc): pass\n"
     # sympy's dispatch decorator reads its caller's locals: a consumer only as sympy's own modules load.
     dispatch = "from sympy.multipledispatch import dispatch\nclass C:\n    @dispatch(int)\n    def m(self, x): return x\n"
-    for code in ("import logging\nlogging.currentframe().f_back\n", wrapper + "Wrap()(sys._getframe)()\n", wrapper + "Wrap()(Wrap()(gc.get_objects))()\n", dispatch):
+    # sys._getframe wrapped in a C cache for a moment: namedtuple's own call would fill it.
+    cached = "import collections, functools, sys\nsys._getframe = functools.lru_cache(sys._getframe)\ncollections.namedtuple('P', 'a')\n"
+    for code in ("import logging\nlogging.currentframe().f_back\n", wrapper + "Wrap()(sys._getframe)()\n", wrapper + "Wrap()(Wrap()(gc.get_objects))()\n", dispatch, cached):
         out = _run(tmp_path, code)
         assert out.startswith("refused:") and "check: it asked for" in out, (code, out)
 
