@@ -182,6 +182,15 @@ def _make_judge(learner_roots: tuple[str, ...], sealed_threads: dict | None = No
     return judge
 
 
+def _where(frame) -> str:
+    """The asking code, in words: its file's last two path parts, its function and line, and its caller's."""
+    places = []
+    while frame is not None and len(places) < 2:
+        places.append(f"{'/'.join(frame.f_code.co_filename.split('/')[-2:])}:{frame.f_code.co_name}:{frame.f_lineno}")
+        frame = frame.f_back
+    return "from " + " called by ".join(places)
+
+
 def _bottom(frame):
     while frame.f_back is not None:
         frame = frame.f_back
@@ -268,11 +277,13 @@ def install_hook(learner_roots: tuple[str, ...]) -> list[str]:
             return
         busy.on = True
         try:
-            refusing = judge(getframe(1), event == "import", event in reaching or event == "object.__getattr__")
+            frame = getframe(1)
+            refusing = judge(frame, event == "import", event in reaching or event == "object.__getattr__")
+            where = _where(frame) if refusing else ""
         finally:
             busy.on = False
         if refusing:
-            refused.append(f"it asked for {what}")
+            refused.append(f"it asked for {what} ({where})")
             raise broken(f"the grader refuses {what} to your code: it would reach the grader's objects in the process that runs your code")
 
     sys.addaudithook(hook)
