@@ -56,17 +56,18 @@ REACHING = frozenset(event for event in REFUSED_EVENTS if not event.startswith((
 CONSUMERS = (("/collections/__init__.py", "namedtuple"), ("/enum.py", "_create_"), ("/typing.py", "_caller"), ("/warnings.py", "warn"),
              ("/typing_extensions.py", "_caller"), ("/typing_extensions.py", "_has_generic_or_protocol_as_origin"), ("/logging/__init__.py", "findCaller"),
              ("/logging/__init__.py", "formatException"), ("/triton/compiler/compiler.py", "filter_traceback"), ("/autograder/interpreter.py", "_launch_states"),
-             ("/torch/library.py", "__init__"), ("/torch/library.py", "_register_fake"), ("/torch/_library/utils.py", "get_source"), ("/torch/fx/_symbolic_trace.py", "wrap"))  # PyTorch's operator registry: file, line, module
+             ("/torch/library.py", "__init__"), ("/torch/library.py", "_register_fake"), ("/torch/_library/utils.py", "get_source"), ("/torch/fx/_symbolic_trace.py", "wrap"),  # PyTorch's operator registry: file, line, module
+             *(("/pyparsing/core.py", own) for own in ("_trim_arity", "wrapper", "__init__", "__lshift__", "__or__", "parseImpl")))  # lines, for matplotlib
 # Consumers only when an installed file's named function calls them: logging.currentframe (it returns its caller's frame), a generator
 # of filter_traceback, sympy's dispatch decorator (it hands back a local of its caller's) at the top of a module, as sympy loads.
 CALLED_BY = {("/logging/__init__.py", "<lambda>"): ("/logging/__init__.py", "findCaller"), ("/triton/compiler/compiler.py", "<genexpr>"): ("/triton/compiler/compiler.py", "filter_traceback"),
              ("/sympy/multipledispatch/core.py", "_"): ("", "<module>")}
-# Where each consumer's code lives (and the package whose loading brings that module): consumers are
-# those functions' own code objects, by identity, not any code that claims their file and name.
+# Where each consumer's code lives (and the package whose loading brings that module, "" for one loaded when sealing wherever installed):
+# consumers are those functions' own code objects, by identity, not any code that claims their file and name.
 CONSUMER_MODULES = (("collections", "collections"), ("enum", "enum"), ("typing", "typing"), ("warnings", "warnings"),
                     ("typing_extensions", "typing_extensions"), ("logging", "logging"), ("triton.compiler.compiler", "triton"),
                     ("autograder.interpreter", "triton"), ("torch.library", "torch"), ("torch._library.utils", "torch"),
-                    ("torch.fx._symbolic_trace", "torch"), ("sympy.multipledispatch.core", "torch"))
+                    ("torch.fx._symbolic_trace", "torch"), ("sympy.multipledispatch.core", "torch"), ("pyparsing.core", ""))
 # Python files compiled from an absolute path could claim an installed file's name; the import
 # system compiles and unmarshals modules too, with the file names they really have.
 NAMED_COMPILE = "compile"
@@ -86,9 +87,8 @@ class SealBroken(PermissionError):
 
 
 def consumer_codes() -> tuple:
-    """The code objects of the consumers' functions (nested ones included) in their modules as loaded
-    now; a module whose package is not loaded yet is loaded first, where the other package named
-    beside it is (PyTorch loads sympy lazily, as the learner's call may)."""
+    """The code objects of the consumers' functions (nested ones included) in their modules as loaded now; a module not loaded
+    yet is loaded first where the package named beside it is, or none is named (PyTorch loads sympy lazily, as the learner's call may)."""
     import importlib
     import types
 
@@ -96,7 +96,7 @@ def consumer_codes() -> tuple:
     found, todo = [], []
     for name, package in CONSUMER_MODULES:
         try:
-            module = sys.modules.get(name) or (importlib.import_module(name) if package in sys.modules else None)
+            module = sys.modules.get(name) or (importlib.import_module(name) if not package or package in sys.modules else None)
         except ImportError:
             module = None
         for value in vars(module).values() if module is not None else ():

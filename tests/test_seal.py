@@ -173,3 +173,21 @@ def test_pytorchs_compiler_and_profiler_load_under_the_learners_call(tmp_path):
     """
     out = _run(tmp_path, code)
     assert "ran" in out and "check: None" in out and "True" in out, out
+
+
+def test_a_plot_made_under_the_learners_call_goes_on(tmp_path):
+    # matplotlib's first import loads pyparsing, whose grammar's first parse action takes its caller's
+    # line from traceback.extract_stack: Act 8's bubbles solution was refused sys._getframe on an H100.
+    code = """
+        import io
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, ax = plt.subplots(figsize=(10, 1.6))
+        ax.broken_barh([(0.0, 2.0), (3.0, 1.5)], (0, 1), color="tab:blue")
+        ax.set_xlabel("microseconds from the first kernel ($\\\\mu s$)")
+        fig.savefig(io.BytesIO(), format="png")
+        print("drawn")
+    """
+    out = _run(tmp_path, code)
+    assert "ran" in out and "check: None" in out and "drawn" in out, out

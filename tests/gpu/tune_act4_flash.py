@@ -35,10 +35,13 @@ design of the forward kernel in a few launch configurations (BLOCK_M, BLOCK_N, n
   with no spill, and two programs fit an SM (2 x 256 threads x 128 registers, 2 x 96 KiB). 64x64
   with 4 warps: 138 registers, 81 KiB, two an SM. Expected before timing: if two programs an SM
   is what D=64 has over D=128, tma_2cta at D=128 comes near D=64's ratio, at or above 0.80x.
-  Measured under the grader's timer (tenth session, H100): 0.78x, against 0.72x for pointer.
-- pointer_2cta: the solution's own pointer design with the same cap, the two configurations the
-  solution's autotuner was given after that run (expected: within 2% of tma_2cta, as a 64x128
-  bf16 tile's pointers add 16 registers a thread).
+  Measured under the grader's timer (tenth session, H100): tma_2cta 0.78x, tma_host_2cta 0.78x and
+  then 0.80x, against 0.72x for pointer.
+- pointer_2cta: the solution's own pointer design with the same cap. Expected within 2% of
+  tma_2cta (a 64x128 bf16 tile's pointers add about 16 registers a thread); measured 0.71x at
+  D=128 and 0.78x at D=64 (tenth session, H100): a miss, and no better than pointer uncapped.
+  sm90_resources.py says why: the pointer design with two stages takes 230 registers, not 138 + 16,
+  and capped at 128 it spills 168 bytes a thread.
 
 Every variant runs on every benchmark shape; each call is first checked against SDPA in float32 (the
 grader's tolerance rule: its factor times SDPA flash's own bf16 error) and timed only if right. Times
