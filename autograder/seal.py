@@ -57,7 +57,8 @@ CONSUMERS = (("/collections/__init__.py", "namedtuple"), ("/enum.py", "_create_"
              ("/typing_extensions.py", "_caller"), ("/typing_extensions.py", "_has_generic_or_protocol_as_origin"), ("/logging/__init__.py", "findCaller"),
              ("/logging/__init__.py", "formatException"), ("/triton/compiler/compiler.py", "filter_traceback"), ("/autograder/interpreter.py", "_launch_states"),
              ("/torch/library.py", "__init__"), ("/torch/library.py", "_register_fake"), ("/torch/_library/utils.py", "get_source"), ("/torch/fx/_symbolic_trace.py", "wrap"),  # PyTorch's operator registry: file, line, module
-             *(("/pyparsing/core.py", own) for own in ("_trim_arity", "wrapper", "__init__", "__lshift__", "__or__", "parseImpl")))  # lines, for matplotlib
+             *(("/pyparsing/core.py", own) for own in ("_trim_arity", "wrapper", "__init__", "__lshift__", "__or__", "parseImpl")),  # lines, for matplotlib
+             ("/matplotlib/_api/__init__.py", "warn_external"))  # a warning's stack level, before Python 3.12
 # Consumers only when an installed file's named function calls them: logging.currentframe (it returns its caller's frame), a generator
 # of filter_traceback, sympy's dispatch decorator (it hands back a local of its caller's) at the top of a module, as sympy loads.
 CALLED_BY = {("/logging/__init__.py", "<lambda>"): ("/logging/__init__.py", "findCaller"), ("/triton/compiler/compiler.py", "<genexpr>"): ("/triton/compiler/compiler.py", "filter_traceback"),
@@ -67,9 +68,8 @@ CALLED_BY = {("/logging/__init__.py", "<lambda>"): ("/logging/__init__.py", "fin
 CONSUMER_MODULES = (("collections", "collections"), ("enum", "enum"), ("typing", "typing"), ("warnings", "warnings"),
                     ("typing_extensions", "typing_extensions"), ("logging", "logging"), ("triton.compiler.compiler", "triton"),
                     ("autograder.interpreter", "triton"), ("torch.library", "torch"), ("torch._library.utils", "torch"),
-                    ("torch.fx._symbolic_trace", "torch"), ("sympy.multipledispatch.core", "torch"), ("pyparsing.core", ""))
-# Python files compiled from an absolute path could claim an installed file's name; the import
-# system compiles and unmarshals modules too, with the file names they really have.
+                    ("torch.fx._symbolic_trace", "torch"), ("sympy.multipledispatch.core", "torch"), ("pyparsing.core", ""), ("matplotlib._api", ""))
+# Code compiled under an absolute path could claim an installed file's name; the import system compiles and unmarshals by real names.
 NAMED_COMPILE = "compile"
 # Attributes whose reading hands over a frame (from which every caller's locals follow), and
 # whose writing changes a function in place, keeping the identity the fingerprint compares.
