@@ -34,6 +34,7 @@ import os
 import sys
 import threading
 
+from .consumers import CALLED_BY, CONSUMERS, FRAME_ATTRIBUTES, consumer_codes, consumers_unchanged
 from .fingerprint import make_check, take_fingerprint
 
 REFUSED_EVENTS = frozenset(
@@ -53,27 +54,9 @@ REFUSED_EVENTS = frozenset(
 # Calls handing over frames or objects, and hooks handed them: refused while any of the learner's code is on the stack (a library's wrapper
 # would make them for it), except by the consumers below, which take a caller's name from a frame and return none (the guard's: its record).
 REACHING = frozenset(event for event in REFUSED_EVENTS if not event.startswith(("ctypes.", "code.", "marshal.")))  # Triton's interpreter reads tensors through ctypes
-CONSUMERS = (("/collections/__init__.py", "namedtuple"), ("/enum.py", "_create_"), ("/typing.py", "_caller"), ("/warnings.py", "warn"),
-             ("/typing_extensions.py", "_caller"), ("/typing_extensions.py", "_has_generic_or_protocol_as_origin"), ("/logging/__init__.py", "findCaller"),
-             ("/logging/__init__.py", "formatException"), ("/triton/compiler/compiler.py", "filter_traceback"), ("/autograder/interpreter.py", "_launch_states"),
-             ("/torch/library.py", "__init__"), ("/torch/library.py", "_register_fake"), ("/torch/_library/utils.py", "get_source"), ("/torch/fx/_symbolic_trace.py", "wrap"),  # PyTorch's operator registry: file, line, module
-             *(("/pyparsing/core.py", own) for own in ("_trim_arity", "wrapper", "__init__", "__lshift__", "__or__", "parseImpl")),  # lines, for matplotlib
-             ("/matplotlib/_api/__init__.py", "warn_external"))  # a warning's stack level, before Python 3.12
-# Consumers only when an installed file's named function calls them: logging.currentframe (it returns its caller's frame), a generator
-# of filter_traceback, sympy's dispatch decorator (it hands back a local of its caller's) at the top of a module, as sympy loads.
-CALLED_BY = {("/logging/__init__.py", "<lambda>"): ("/logging/__init__.py", "findCaller"), ("/triton/compiler/compiler.py", "<genexpr>"): ("/triton/compiler/compiler.py", "filter_traceback"),
-             ("/sympy/multipledispatch/core.py", "_"): ("", "<module>")}
-# Where each consumer's code lives (and the package whose loading brings that module, "" for one loaded when sealing wherever installed):
-# consumers are those functions' own code objects, by identity, not any code that claims their file and name.
-CONSUMER_MODULES = (("collections", "collections"), ("enum", "enum"), ("typing", "typing"), ("warnings", "warnings"),
-                    ("typing_extensions", "typing_extensions"), ("logging", "logging"), ("triton.compiler.compiler", "triton"),
-                    ("autograder.interpreter", "triton"), ("torch.library", "torch"), ("torch._library.utils", "torch"),
-                    ("torch.fx._symbolic_trace", "torch"), ("sympy.multipledispatch.core", "torch"), ("pyparsing.core", ""), ("matplotlib._api", ""))
 # Code compiled under an absolute path could claim an installed file's name; the import system compiles and unmarshals by real names.
 NAMED_COMPILE = "compile"
-# Attributes whose reading hands over a frame (from which every caller's locals follow), and
-# whose writing changes a function in place, keeping the identity the fingerprint compares.
-FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
+# Attributes whose writing changes a function in place, keeping the identity the fingerprint compares.
 WRITTEN_ATTRIBUTES = frozenset({"__code__"})
 PASS_THROUGH = ("inspect.py", "traceback.py", "threading.py", "functools.py", "/ctypes/", "/concurrent/futures/")
 # The import system: the learner's own when it loads a native module (which could be one it wrote),
@@ -86,49 +69,7 @@ class SealBroken(PermissionError):
     """The learner's code asked for something the sealed worker refuses."""
 
 
-def consumer_codes() -> tuple:
-    """The code objects of the consumers' functions (nested ones included) in their modules as loaded now; a module not loaded
-    yet is loaded first where the package named beside it is, or none is named (PyTorch loads sympy lazily, as the learner's call may)."""
-    import importlib
-    import types
-
-    pairs = (*CONSUMERS, *CALLED_BY, *CALLED_BY.values())
-    found, todo = [], []
-    for name, package in CONSUMER_MODULES:
-        try:
-            module = sys.modules.get(name) or (importlib.import_module(name) if not package or package in sys.modules else None)
-        except ImportError:
-            module = None
-        for value in vars(module).values() if module is not None else ():
-            members = vars(value).values() if isinstance(value, type) and value.__module__ == name else (value,)
-            todo += [getattr(getattr(m, "__func__", m), "__code__", None) for m in members]
-    while todo:
-        code = todo.pop()
-        if isinstance(code, types.CodeType):
-            todo += code.co_consts
-            if any(code.co_name == own and code.co_filename.endswith(suffix) for suffix, own in pairs):
-                found.append(code)
-    return tuple(found)
-
-
-def consumers_unchanged():
-    """A check that the consumers' modules, the modules they hand frames to (traceback, inspect) and
-    sys's frame functions are bound as when sealed: a binding replaced for a moment (sys._getframe
-    wrapped in a C cache, logging._is_internal_frame, which findCaller hands each frame) would carry
-    a frame a consumer took out to the learner's code, and no check before a reply would see it."""
-    from .fingerprint import _code_bindings
-
-    # The interpreter's module is in the worker's own fingerprint, checked before every interpreted launch.
-    names = [name for name, _ in CONSUMER_MODULES if name != "autograder.interpreter"] + ["traceback", "inspect"]
-    # warnings.catch_warnings(record=True), which libraries use, rebinds these two; they are handed no frame.
-    prints = [(sys.modules[name], {k: v for k, v in _code_bindings(vars(sys.modules[name])).items() if k not in ("showwarning", "_showwarnmsg_impl")}, False)
-              for name in names if name in sys.modules]
-    prints.append((sys, {name: getattr(sys, name) for name in ("_getframe", "_current_frames", "exc_info", "exception") if hasattr(sys, name)}, False))
-    changed = make_check(prints)
-    return lambda: changed() is None
-
-
-def _make_judge(learner_roots: tuple[str, ...], sealed_threads: dict | None = None, trusted: tuple = (), unchanged=lambda: True):
+def _make_judge(learner_roots: tuple[str, ...], sealed_threads: dict | None = None, trusted: dict | None = None, unchanged=lambda: True):
     """Whether the code that made a call at ``frame`` (or the nearest caller that is not a
     pass-through helper) is the learner's: a file under one of ``learner_roots``, or no installed
     file at all (a string compiled or executed). With no such frame (a thread started on a bare
@@ -140,22 +81,25 @@ def _make_judge(learner_roots: tuple[str, ...], sealed_threads: dict | None = No
     # it runs: the learner's code can rebind those, not these.
     ends, parts, this, importing = PASS_THROUGH[:4], PASS_THROUGH[4:], os.path.abspath(__file__), IMPORT_SYSTEM
     roots, consumers, called_by = _roots(learner_roots), CONSUMERS, tuple(CALLED_BY.items())
-    any_, sealed, get_ident, trusted_ids, id_ = any, dict(sealed_threads or {}), _thread.get_ident, frozenset(map(id, trusted)), id
-    kept = trusted  # noqa: F841 -- the code objects stay alive, so that no other takes their ids
+    any_, sealed, get_ident, id_ = any, dict(sealed_threads or {}), _thread.get_ident, id
+    sites = {id(code): offsets for code, offsets in (trusted or {}).items()}
+    kept = dict(trusted or {})  # noqa: F841 -- the code objects stay alive, so that no other takes their ids
 
     def learners(filename: str) -> bool:
         return not filename.startswith(("/", "<frozen")) or filename.startswith(roots)
 
-    def named(frame, pairs) -> bool:
+    def named(frame, pairs, at_a_site: bool = True) -> bool:
         code = frame.f_code
-        return id_(code) in trusted_ids and any_(code.co_name == name and code.co_filename.endswith(suffix) for suffix, name in pairs)
+        # A consumer asks only at its own call sites: elsewhere it may be calling what it was given.
+        placed = frame.f_lasti in sites.get(id_(code), ()) or not at_a_site
+        return id_(code) in sites and placed and any_(code.co_name == name and code.co_filename.endswith(suffix) for suffix, name in pairs)
 
     def called_by_its_caller(frame) -> bool:
         caller = frame.f_back
         for own, (suffix, name) in called_by:
             if caller is not None and named(frame, (own,)) and not learners(caller.f_code.co_filename):
                 # Any installed module's top may call sympy's decorator: the local it hands back is that caller's own.
-                if named(caller, ((suffix, name),)) or (name == "<module>" and caller.f_code.co_name == name):
+                if named(caller, ((suffix, name),), False) or (name == "<module>" and caller.f_code.co_name == name):
                     return True
         return False
 

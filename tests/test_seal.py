@@ -193,3 +193,17 @@ def test_a_plot_made_under_the_learners_call_goes_on(tmp_path):
     """
     out = _run(tmp_path, code)
     assert "ran" in out and "check: None" in out and "drawn" in out, out
+
+
+def test_a_consumer_that_calls_what_it_is_given_is_refused_there(tmp_path):
+    # pyparsing's parse-action wrapper reads a traceback's lines (an allowed reader) and also calls the
+    # action it is given: inspect.currentframe as the action, called by the wrapper, handed back the
+    # wrapper's frame in the parse results, and f_back led on to the worker's.
+    code = """
+        import inspect
+        import pyparsing
+        found = pyparsing.Word("a").set_parse_action(inspect.currentframe).parse_string("a")
+        print("got", type(found[0]).__name__, found[0].f_back is not None)
+    """
+    out = _run(tmp_path, code)
+    assert "refused" in out and "sys._getframe" in out and "got frame" not in out, out
