@@ -17,13 +17,25 @@ unset TRITON_INTERPRET AUTOGRADER_DEVICE
 PY="${PYTHON:-python3}"
 status=0
 
+# Each step ends by the run's deadline whatever its own limit (a call cut off from outside returns
+# nothing of the step it was in), and its results are packed every minute while it runs.
 step() {
   local name=$1
   shift
+  local left=$((DEADLINE - SECONDS))
+  if [ "$left" -le 5 ]; then
+    echo "== $name: skipped, the run's deadline has passed"
+    status=1
+    return
+  fi
   echo "== $name: $*"
   local started=$SECONDS
-  "$@" > "$RUN/$name.log" 2>&1
+  (while sleep 60; do pack; done) &
+  local packer=$!
+  timeout "$left" "$@" > "$RUN/$name.log" 2>&1
   local rc=$?
+  kill "$packer" 2>/dev/null
+  wait "$packer" 2>/dev/null
   echo "   exit $rc after $((SECONDS - started)) s"
   tail -n "${TAIL_LINES:-40}" "$RUN/$name.log"
   [ "$rc" -eq 0 ] || status=1
@@ -34,7 +46,9 @@ step() {
 pack() {
   "$PY" -c "import json,sys,torch,triton; print(json.dumps({'device': torch.cuda.get_device_name(0), 'torch': torch.__version__, 'triton': triton.__version__, 'python': sys.version.split()[0]}))" > "$RUN/device.json" 2>/dev/null
   date -u +%Y-%m-%dT%H:%M:%SZ > "$RUN/date.txt"
-  tar -czf "$OUT/gpu-results.tar.gz.tmp" -C "$WORK" --exclude=cache . && mv "$OUT/gpu-results.tar.gz.tmp" "$OUT/gpu-results.tar.gz"
+  # One pack at a time (the step's packer may still be in one as the step ends): each reads the
+  # folder as it is when it gets the lock, so the last one written holds the most.
+  flock "$WORK.lock" sh -c 'tar -czf "$1.tmp" -C "$2" --exclude=cache . && mv "$1.tmp" "$1"' pack "$OUT/gpu-results.tar.gz" "$WORK"
 }
 
 # STEPS picks the steps (a 10-minute call cannot always hold them all): doctor always runs first.
@@ -56,6 +70,11 @@ mkdir -p "$RUN"
 # Steps that write more than their log (the tune scripts) put it here, next to the log.
 export GPU_RUN_DIR="$RUN"
 DEADLINE=$((SECONDS + ${TOTAL_S:-560}))
+# tracks.sh gives every track the call's own end (CALL_END, seconds since the epoch), which comes
+# first when the set-up before the tracks took part of the call.
+if [ -n "${CALL_END:-}" ] && [ $((SECONDS + CALL_END - $(date +%s))) -lt "$DEADLINE" ]; then
+  DEADLINE=$((SECONDS + CALL_END - $(date +%s)))
+fi
 step doctor "$PY" -m autograder doctor --remeasure
 if has tune; then
   # TUNE_SCRIPTS narrows them: space-separated paths, each with its arguments after a colon

@@ -8,7 +8,11 @@
 #
 #     bash tests/gpu/tracks.sh OUT "STEPS=ncu" "STEPS=timing TIMING_PROBLEMS=act0.vector_add" \
 #         "GPUS=2,3 STEPS=verdicts ADVERSARIAL_N=6"
+#
+# CALL_S (default 540) is how long the tracks may take from here: every track's steps end by then and
+# its archive is packed, inside a 10-minute call whose set-up (the wheels) took the rest.
 set -uo pipefail
+export CALL_END=$(($(date +%s) + ${CALL_S:-540}))
 OUT="${1:?usage: tracks.sh OUT TRACK...}"
 shift
 mkdir -p "$OUT"
