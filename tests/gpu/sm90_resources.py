@@ -109,8 +109,19 @@ def epilogue() -> None:
         print(f"  {name:12} {usage:16} {len(instructions) - last - 1:5} instructions: MUFU {opcodes['MUFU']}, FMUL {opcodes['FMUL']}, "
               f"FFMA {opcodes['FFMA']}, FADD {opcodes['FADD']}, FSETP {opcodes['FSETP']}")
 
+def persistent() -> None:
+    module = lifted("tune_act4_epilogue.py", {"gelu_tanh", "persistent_kernel"})
+    print(f"persistent_kernel (descriptors, two-half epilogue) for sm_90, Triton {triton.__version__}: 132 programs")
+    for block_m, block_n, block_k, warps, stages in [(128, 256, 64, 8, 3), (128, 256, 64, 8, 4), (128, 128, 64, 8, 4)]:
+        types = {"x_desc": f"tensordesc<bf16[{block_m},{block_k}]>", "w_desc": f"tensordesc<bf16[{block_k},{block_n}]>",
+                 "out_desc": f"tensordesc<bf16[{block_m},{block_n // 2}]>", "bias_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32"}
+        constants = {"BLOCK_M": block_m, "BLOCK_N": block_n, "BLOCK_K": block_k, "GROUP_M": 8, "NUM_SMS": 132}
+        binary = compiled(module.persistent_kernel, types, constants, {"num_warps": warps, "num_stages": stages})
+        usage, _ = resources(binary, "persistent")
+        print(f"  {block_m}x{block_n}x{block_k} w{warps} s{stages}   {usage:18} shared {binary.metadata.shared:>7,} B")
+
 
 if __name__ == "__main__":
-    chosen = sys.argv[1:] or ["flash", "epilogue"]
+    chosen = sys.argv[1:] or ["flash", "epilogue", "persistent"]
     for table in chosen:
-        {"flash": flash, "epilogue": epilogue}[table]()
+        {"flash": flash, "epilogue": epilogue, "persistent": persistent}[table]()

@@ -30,6 +30,18 @@ over bias_only's, the expected ratios to cuBLASLt are about 0.906x for exp2_fold
 tanh_folded at both sizes (from 0.886x and 0.885x measured): written before any was timed. Measured
 (ninth session, one do_bench each): exp2_folded read as exp_div (0.861x against 0.860x at 4096^3),
 a miss; the tanh variants 1-4% above exp_div where the clock held, which that run cannot rank.
+Timed as the grader times (tenth session, H100): all four GELUs within 1.5% of each other (0.88x to
+0.90x cuBLASLt at both sizes) and bias_only, with no GELU, 0.955x/0.953x: the epilogue's arithmetic
+is not what costs the last 10%; its place is. A program ends with its epilogue, with no loads in
+flight for work after it.
+
+- ``persistent``: a design, not a GELU: one program an SM walks the tiles, over host tensor
+  descriptors, with the tile and K loops flattened so that the pipeliner issues the next tile's
+  loads before this tile's epilogue, and the epilogue in two halves of the columns (exp_div's GELU).
+  Compiled for sm_90 by Triton 3.6 on a CPU (sm90_resources.py persistent): 171 registers, no
+  spill, 176 KiB (3 stages) or 224 KiB (4) of shared memory at 128x256x64; warp_specialize=True
+  compiled the same kernel. Expected before any timing: between exp_div and bias_only, 0.92x to
+  0.94x cuBLASLt at both sizes.
 
 Each runs in the solution's two Hopper tiles (128x256x64, 8 warps, 3 or 4 stages) at the benchmark
 sizes, checked first against a float64 reference on fresh random inputs with the grader's own
@@ -74,6 +86,8 @@ VARIANTS = {"exp_div": 0, "tanh_approx": 1, "exp2_folded": 2, "tanh_folded": 3, 
 # The two that the interpreter can run (no inline PTX).
 PLAIN = ("exp_div", "exp2_folded")
 TILES = [(128, 256, 64, 8, 3), (128, 256, 64, 8, 4)]
+# The persistent design's tiles (with warp_specialize=True, Triton 3.6 compiled the same sm_90 kernel).
+PERSISTENT_TILES = [(128, 256, 64, 8, 3), (128, 256, 64, 8, 4), (128, 128, 64, 8, 4)]
 
 
 @triton.jit
@@ -121,6 +135,67 @@ def epilogue_kernel(
     else:
         out = z
     tl.store(out_ptr + rows[:, None] * stride_om + cols[None, :] * stride_on, out.to(out_ptr.dtype.element_ty), mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@triton.jit
+def gelu_tanh(z):
+    """GELU_tanh(z) as the solution computes it: z / (1 + exp(-2u))."""
+    u = 0.7978845608028654 * z * (1.0 + 0.044715 * z * z)
+    return z / (1.0 + tl.exp(-2.0 * u))
+
+
+@triton.jit
+def persistent_kernel(
+    x_desc, w_desc, out_desc, bias_ptr, M, N, K,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr,
+):
+    # One program an SM walks the tiles NUM_SMS apart: the loads of its next tile are in flight
+    # while this one's epilogue runs, which a program per tile cannot overlap (it ends first).
+    # Reads M*K*(N/BLOCK_N) + K*N*(M/BLOCK_M) bf16 through L2, writes M*N; the descriptors clip
+    # the edges (zeros loaded past them, nothing stored), so no masks.
+    start = tl.program_id(0)
+    tiles_m, tiles_n = tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N)
+    k_steps = tl.cdiv(K, BLOCK_K)
+    # flatten: the pipeliner sees the tile loop and the K loop as one, so it issues the next tile's
+    # first loads before this tile's epilogue.
+    for tile in tl.range(start, tiles_m * tiles_n, NUM_SMS, flatten=True):
+        # The solution's grouped order: GROUP_M row tiles share each column tile of w while in L2.
+        band = tile // (GROUP_M * tiles_n)
+        band_rows = tl.minimum(GROUP_M, tiles_m - band * GROUP_M)
+        in_band = tile - band * GROUP_M * tiles_n
+        row0 = (band * GROUP_M + in_band % band_rows) * BLOCK_M
+        col0 = (in_band // band_rows) * BLOCK_N
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k in range(k_steps):
+            acc = tl.dot(x_desc.load([row0, k * BLOCK_K]), w_desc.load([k * BLOCK_K, col0]), acc)
+        # The epilogue in two halves of BLOCK_N/2 columns: half the registers live at once, and the
+        # first half's store is under way while the second's GELU runs.
+        left, right = tl.split(tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1)))
+        cols = col0 + tl.arange(0, BLOCK_N // 2)
+        bias_left = tl.load(bias_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
+        out_desc.store([row0, col0], gelu_tanh(left + bias_left[None, :]).to(out_desc.dtype))
+        bias_right = tl.load(bias_ptr + cols + BLOCK_N // 2, mask=cols + BLOCK_N // 2 < N, other=0.0).to(tl.float32)
+        out_desc.store([row0, col0 + BLOCK_N // 2], gelu_tanh(right + bias_right[None, :]).to(out_desc.dtype))
+
+
+def persistent(x, w, bias, tile) -> torch.Tensor:
+    """GELU_tanh(x @ w + bias) by persistent_kernel over host descriptors, ``tile`` as in TILES."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    M, K = x.shape
+    N = w.shape[1]
+    block_m, block_n, block_k, warps, stages = tile
+    out = torch.empty((M, N), dtype=x.dtype, device=x.device)
+    sms = torch.cuda.get_device_properties(x.device).multi_processor_count if x.is_cuda else 4
+    x_desc = TensorDescriptor(x, [M, K], [K, 1], [block_m, block_k])
+    w_desc = TensorDescriptor(w, [K, N], [N, 1], [block_k, block_n])
+    out_desc = TensorDescriptor(out, [M, N], [N, 1], [block_m, block_n // 2])
+    grid = (min(sms, triton.cdiv(M, block_m) * triton.cdiv(N, block_n)),)
+    persistent_kernel[grid](
+        x_desc, w_desc, out_desc, bias, M, N, K, BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=8,
+        NUM_SMS=grid[0], num_warps=warps, num_stages=stages,
+    )
+    return out
 
 
 def epilogue(x, w, bias, variant: int, tile) -> torch.Tensor:
@@ -191,14 +266,20 @@ def main() -> int:
 
         # The interpreter multiplies bf16 bit patterns as integers; the grader's patch widens them.
         interpreter.patch_bf16_dot()
-        for M, N, K in [(17, 33, 15), (64, 96, 80)]:
+        wrong = 0
+        for M, N, K in [(17, 33, 15), (17, 40, 24), (64, 96, 80)]:
             x, w, bias = inputs(M, N, K, "cpu", M)
             exact = epilogue_ref(x, w, bias)
             tol = tolerance(x, w, bias, exact)
-            for name in PLAIN:
-                ok, error = within(epilogue(x, w, bias, VARIANTS[name], (16, 32, 16, 1, 1)), exact, tol)
+            runs = [(name, lambda variant=VARIANTS[name]: epilogue(x, w, bias, variant, (16, 32, 16, 1, 1))) for name in PLAIN]
+            # Descriptors need 16-byte rows: K and N multiples of 8.
+            if K % 8 == 0 and N % 8 == 0:
+                runs.append(("persistent", lambda: persistent(x, w, bias, (16, 32, 16, 1, 1))))
+            for name, fn in runs:
+                ok, error = within(fn(), exact, tol)
                 print(f"{M}x{N}x{K} {name}: {'right' if ok else 'WRONG'}, max error {error:.2e} (library {tol.library_max_error:.2e})")
-        return 0
+                wrong += not ok
+        return 1 if wrong else 0
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, Triton {triton.__version__}")
     solution = solution_function()
     windows = HeldWindows()
@@ -210,8 +291,14 @@ def main() -> int:
         # Each lambda keeps its own variant and tile: a comprehension's lambdas share its last ones
         # (the eighth session's call timed bias_only under every name and found each "wrong").
         candidates = [(f"{name} {tile}", lambda variant=variant, tile=tile: epilogue(x, w, bias, variant, tile)) for name, variant in VARIANTS.items() for tile in TILES]
+        candidates += [(f"persistent {tile}", lambda tile=tile: persistent(x, w, bias, tile)) for tile in PERSISTENT_TILES]
         for label, fn in [*candidates, ("solution (autotuned)", lambda: solution(x, w, bias))]:
-            ok, error = within(fn(), exact, tol)
+            try:
+                ok, error = within(fn(), exact, tol)
+            except Exception as exc:  # noqa: BLE001 -- a design this Triton cannot compile is a row, not the end of the sweep
+                rows.append({"size": [M, N, K], "variant": label, "right": False, "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+                print(f"{M}x{N}x{K} {label:32s} failed: {type(exc).__name__}: {str(exc)[:200]}")
+                continue
             # bias_only is wrong by design and timed as the floor; nothing else wrong is timed.
             ms = windows.ms(fn) if ok or label.startswith("bias_only") else None
             again_ms = windows.ms(lambda: torch._addmm_activation(bias, x, w, use_gelu=True))
