@@ -39,7 +39,8 @@ FRAME_NAMES = frozenset({"_getframe", "_getframemodulename", "_current_frames", 
                          "extract_tb", "format_stack", "format_tb", "format_exception", "format_exc", "print_exception", "print_exc",
                          "print_stack", "walk_stack", "walk_tb", "stack", "trace", "getframeinfo", "getouterframes", "getinnerframes",
                          *FRAME_ATTRIBUTES})
-LOADS = ("LOAD_ATTR", "LOAD_METHOD", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF")
+# Globals and attributes only: a closure's cells can be of the learner's making.
+LOADS = ("LOAD_ATTR", "LOAD_METHOD", "LOAD_GLOBAL")
 CALLS = frozenset({"CALL", "CALL_KW", "CALL_FUNCTION", "CALL_METHOD", "CALL_FUNCTION_KW", "CALL_FUNCTION_EX"})
 
 
@@ -66,8 +67,9 @@ def call_sites(code) -> frozenset:
 
 def consumer_codes() -> dict:
     """The code objects of the consumers' functions (nested ones included) in their modules as loaded now, each with its call
-    sites (``call_sites``); a module not loaded yet is loaded first where the package named beside it is, or none is named
-    (PyTorch loads sympy lazily, as the learner's call may)."""
+    sites (``call_sites``) and the globals it runs with (a function built on its code with globals of the learner's making
+    would call what those name at the same sites); a module not loaded yet is loaded first where the package named beside it
+    is, or none is named (PyTorch loads sympy lazily, as the learner's call may)."""
     import importlib
     import types
 
@@ -80,13 +82,13 @@ def consumer_codes() -> dict:
             module = None
         for value in vars(module).values() if module is not None else ():
             members = vars(value).values() if isinstance(value, type) and value.__module__ == name else (value,)
-            todo += [getattr(getattr(m, "__func__", m), "__code__", None) for m in members]
+            functions = [getattr(m, "__func__", m) for m in members]
+            todo += [(f.__code__, f.__globals__) for f in functions if isinstance(getattr(f, "__code__", None), types.CodeType)]
     while todo:
-        code = todo.pop()
-        if isinstance(code, types.CodeType):
-            todo += code.co_consts
-            if any(code.co_name == own and code.co_filename.endswith(suffix) for suffix, own in pairs):
-                found[code] = call_sites(code)
+        code, namespace = todo.pop()
+        todo += [(const, namespace) for const in code.co_consts if isinstance(const, types.CodeType)]
+        if any(code.co_name == own and code.co_filename.endswith(suffix) for suffix, own in pairs):
+            found[code] = (call_sites(code), namespace)
     return found
 
 

@@ -82,7 +82,7 @@ def _make_judge(learner_roots: tuple[str, ...], sealed_threads: dict | None = No
     ends, parts, this, importing = PASS_THROUGH[:4], PASS_THROUGH[4:], os.path.abspath(__file__), IMPORT_SYSTEM
     roots, consumers, called_by = _roots(learner_roots), CONSUMERS, tuple(CALLED_BY.items())
     any_, sealed, get_ident, id_ = any, dict(sealed_threads or {}), _thread.get_ident, id
-    sites = {id(code): offsets for code, offsets in (trusted or {}).items()}
+    sites = {id(code): where for code, where in (trusted or {}).items()}
     kept = dict(trusted or {})  # noqa: F841 -- the code objects stay alive, so that no other takes their ids
 
     def learners(filename: str) -> bool:
@@ -90,9 +90,11 @@ def _make_judge(learner_roots: tuple[str, ...], sealed_threads: dict | None = No
 
     def named(frame, pairs, at_a_site: bool = True) -> bool:
         code = frame.f_code
-        # A consumer asks only at its own call sites: elsewhere it may be calling what it was given.
-        placed = frame.f_lasti in sites.get(id_(code), ()) or not at_a_site
-        return id_(code) in sites and placed and any_(code.co_name == name and code.co_filename.endswith(suffix) for suffix, name in pairs)
+        # A consumer asks only at its own call sites (elsewhere it may be calling what it was given),
+        # and with its own module's globals (they name what those sites call).
+        offsets, namespace = sites.get(id_(code), ((), None))
+        placed = (frame.f_lasti in offsets or not at_a_site) and frame.f_globals is namespace
+        return placed and any_(code.co_name == name and code.co_filename.endswith(suffix) for suffix, name in pairs)
 
     def called_by_its_caller(frame) -> bool:
         caller = frame.f_back

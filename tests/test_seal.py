@@ -207,3 +207,21 @@ def test_a_consumer_that_calls_what_it_is_given_is_refused_there(tmp_path):
     """
     out = _run(tmp_path, code)
     assert "refused" in out and "sys._getframe" in out and "got frame" not in out, out
+
+
+def test_a_consumers_code_under_globals_of_the_learners_making_is_no_consumer(tmp_path):
+    # typing._caller's code, rebuilt as a function whose "sys" is the learner's: its own call site then
+    # called a deque's extend, handed (through the argument's __add__) an iterator that asks the
+    # collector for every object: the call came from the consumer's code at its site.
+    code = """
+        import collections, gc, types, typing
+        found = collections.deque()
+        class Depth:
+            def __add__(self, other):
+                return map(gc.get_objects, [2])
+        fake = types.FunctionType(typing._caller.__code__, {"sys": types.SimpleNamespace(_getframe=found.extend), "__builtins__": __builtins__})
+        fake(Depth(), "x")
+        print("got", len(found), "objects")
+    """
+    out = _run(tmp_path, code)
+    assert "refused" in out and "gc.get_objects" in out and "got" not in out, out
