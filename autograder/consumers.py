@@ -17,6 +17,10 @@ from .fingerprint import _code_bindings, make_check
 
 # Attributes whose reading hands over a frame (from which every caller's locals follow).
 FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
+# What a reader may be let do: take a frame, or read one off a traceback or generator. Never the
+# collector's objects, other threads' frames or a hook: an attribute getter of the learner's making
+# (a property over a C function) could make any call at a reader's site.
+READERS_EVENTS = frozenset({"sys._getframe", "object.__getattr__"})
 CONSUMERS = (("/collections/__init__.py", "namedtuple"), ("/enum.py", "_create_"), ("/typing.py", "_caller"), ("/warnings.py", "warn"),
              ("/typing_extensions.py", "_caller"), ("/typing_extensions.py", "_has_generic_or_protocol_as_origin"), ("/logging/__init__.py", "findCaller"),
              ("/logging/__init__.py", "formatException"), ("/triton/compiler/compiler.py", "filter_traceback"), ("/autograder/interpreter.py", "_launch_states"),

@@ -34,7 +34,7 @@ import os
 import sys
 import threading
 
-from .consumers import CALLED_BY, CONSUMERS, FRAME_ATTRIBUTES, consumer_codes, consumers_unchanged
+from .consumers import CALLED_BY, CONSUMERS, FRAME_ATTRIBUTES, READERS_EVENTS, consumer_codes, consumers_unchanged
 from .fingerprint import make_check, take_fingerprint
 
 REFUSED_EVENTS = frozenset(
@@ -80,7 +80,7 @@ def _make_judge(learner_roots: tuple[str, ...], sealed_threads: dict | None = No
     # Every name the judgement uses is bound here, not looked up in this module or in builtins when
     # it runs: the learner's code can rebind those, not these.
     ends, parts, this, importing = PASS_THROUGH[:4], PASS_THROUGH[4:], os.path.abspath(__file__), IMPORT_SYSTEM
-    roots, consumers, called_by = _roots(learner_roots), CONSUMERS, tuple(CALLED_BY.items())
+    roots, consumers, called_by, readers_events = _roots(learner_roots), CONSUMERS, tuple(CALLED_BY.items()), READERS_EVENTS
     any_, sealed, get_ident, id_ = any, dict(sealed_threads or {}), _thread.get_ident, id
     sites = {id(code): where for code, where in (trusted or {}).items()}
     kept = dict(trusted or {})  # noqa: F841 -- the code objects stay alive, so that no other takes their ids
@@ -105,7 +105,7 @@ def _make_judge(learner_roots: tuple[str, ...], sealed_threads: dict | None = No
                     return True
         return False
 
-    def judge(frame, through_imports: bool, reaching: bool = False) -> bool:
+    def judge(frame, through_imports: bool, reaching: bool = False, event: str = "") -> bool:
         while frame is not None:
             filename = frame.f_code.co_filename
             passing = filename.endswith(ends) or filename == this or any_(part in filename for part in parts)
@@ -116,7 +116,7 @@ def _make_judge(learner_roots: tuple[str, ...], sealed_threads: dict | None = No
             frame = frame.f_back
         if frame is None or learners(frame.f_code.co_filename) or not reaching:
             return frame is None or learners(frame.f_code.co_filename)
-        if (named(frame, consumers) or called_by_its_caller(frame)) and unchanged():
+        if event in readers_events and (named(frame, consumers) or called_by_its_caller(frame)) and unchanged():
             return False
         bottom = frame
         while frame is not None and not learners(frame.f_code.co_filename):
@@ -224,7 +224,7 @@ def install_hook(learner_roots: tuple[str, ...]) -> list[str]:
         busy.on = True
         try:
             frame = getframe(1)
-            refusing = judge(frame, event == "import", event in reaching or event == "object.__getattr__")
+            refusing = judge(frame, event == "import", event in reaching or event == "object.__getattr__", event)
             where = _where(frame) if refusing else ""
         finally:
             busy.on = False

@@ -225,3 +225,27 @@ def test_a_consumers_code_under_globals_of_the_learners_making_is_no_consumer(tm
     """
     out = _run(tmp_path, code)
     assert "refused" in out and "gc.get_objects" in out and "got" not in out, out
+
+
+def test_a_getter_of_the_learners_making_under_a_reader_gets_no_objects(tmp_path):
+    # logging's formatException (an allowed reader) hands its argument's traceback to the traceback
+    # module, which reads tb.tb_frame: a traceback of the learner's making, with tb_frame a property
+    # over a deque's extend, drained an iterator asking the collector for every object, at the
+    # reader's own call site and unseen. A reader may only take frames, never the collector's objects.
+    code = """
+        import collections, gc, logging
+        found = collections.deque()
+        class Traceback:
+            tb_frame = property(found.extend)
+            tb_lasti = 0
+            tb_next = None
+            def __iter__(self):
+                return map(gc.get_objects, [2])
+        try:
+            logging.Formatter().formatException((ValueError, ValueError("x"), Traceback()))
+        except AttributeError:
+            pass
+        print("got", len(found), "objects")
+    """
+    out = _run(tmp_path, code)
+    assert "refused" in out and "gc.get_objects" in out and "got" not in out, out
