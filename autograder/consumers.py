@@ -1,12 +1,13 @@
 """The few library functions the sealed worker lets read frames under the learner's call (autograder.seal):
 each takes a caller's name, file, line or a warning's stack level from a frame and keeps no frame.
 
-A consumer is known by its own code object, collected when sealing, and is let ask for frames only at
-its own call sites: where its code loads a frame function (``sys._getframe``, ``traceback.extract_stack``,
-``inspect.currentframe``, a traceback's ``tb_frame``...) and calls it. Many of them also call what they
-are given (pyparsing's parse-action wrapper calls the action, its constructors read their argument's
-attributes, whose getters could be C functions that return frames): at those sites the call is judged
-as any other, by whose code is on the stack.
+A consumer is known by its own code object, collected when sealing, and is let ask only at its own
+call sites (where its code loads a frame function such as ``sys._getframe``, ``traceback.extract_stack``
+or ``inspect.currentframe``, or reads a traceback's ``tb_frame``, and calls it), only with its own
+module's globals, and only for a frame (READERS_EVENTS). Many of them also call what they are given
+(pyparsing's parse-action wrapper calls the action; formatException hands on a traceback whose
+attributes' getters could be C functions): anywhere else the call is judged as any other, by whose
+code is on the stack.
 """
 
 from __future__ import annotations
@@ -101,7 +102,6 @@ def consumers_unchanged():
     sys's frame functions are bound as when sealed: a binding replaced for a moment (sys._getframe
     wrapped in a C cache, logging._is_internal_frame, which findCaller hands each frame) would carry
     a frame a consumer took out to the learner's code, and no check before a reply would see it."""
-
     # The interpreter's module is in the worker's own fingerprint, checked before every interpreted launch.
     names = [name for name, _ in CONSUMER_MODULES if name != "autograder.interpreter"] + ["traceback", "inspect"]
     # warnings.catch_warnings(record=True), which libraries use, rebinds these two; they are handed no frame.

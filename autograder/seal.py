@@ -13,7 +13,8 @@ before the learner's module is loaded (autograder.worker_setup):
   standard library is the learner's when its file is not an installed one (its submission, a folder
   it may write, code compiled from a string). The calls that hand over frames or objects are the
   learner's while any of its code is on the stack (a library's wrapper would make them for it) and
-  in every thread begun after the seal, except to a few consumers known by their code objects;
+  in every thread begun after the seal, except to a few readers known by their code objects, at their
+  own call sites (autograder.consumers);
   ctypes, which PyTorch and Triton's interpreter use inside a learner's call, only when the
   learner's code makes the call itself.
 - A fingerprint of the grader's modules, PyTorch's profiler and Triton's interpreter: every name
