@@ -110,12 +110,9 @@ def judge_gpu(phases: dict[str, dict], own: set[str], allowed: tuple[str, ...], 
             "kernels": shown,
         }
     for phase, charges in charged_us.items():
-        if not charges:
-            continue
-        kernels = phases.get(phase, {}).get("kernels", [])
-        own_per_call = sum(float(k["total_us"]) for k in kernels if is_own(k["name"], own)) / len(charges)
-        typical = sorted(charges)[len(charges) // 2]
-        if typical >= ACCOUNT_MIN_US and own_per_call < ACCOUNT_SHARE * typical:
+        shortfall = unaccounted(phases.get(phase, {}), own, charges)
+        if shortfall:
+            own_per_call, typical = shortfall
             return {
                 "ok": False,
                 "message": f"your kernels ran {own_per_call:.0f} us of the {typical:.0f} us each timed call took on the GPU ({phase}): the rest of the work ran somewhere the profiler did not attribute to you, or the GPU waited for your host "
@@ -124,6 +121,17 @@ def judge_gpu(phases: dict[str, dict], own: set[str], allowed: tuple[str, ...], 
                 "kernels": shown,
             }
     return {"ok": True, "message": "kernels launched: " + ", ".join(_short(k) for k in mine), "kernels": shown}
+
+
+def unaccounted(seen: dict, own: set[str], charges: list[float]) -> tuple[float, float] | None:
+    """(own kernel time per call, typical charge per call) when the learner's kernels, as the
+    profiler saw them in one timed phase, ran less than ACCOUNT_SHARE of what each call was charged;
+    None when they account for it (or the calls are too short to tell)."""
+    if not charges:
+        return None
+    own_per_call = sum(float(k["total_us"]) for k in seen.get("kernels", []) if is_own(k["name"], own)) / len(charges)
+    typical = sorted(charges)[len(charges) // 2]
+    return (own_per_call, typical) if typical >= ACCOUNT_MIN_US and own_per_call < ACCOUNT_SHARE * typical else None
 
 
 def _short(name: str, limit: int = 90) -> str:

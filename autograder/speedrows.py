@@ -21,10 +21,16 @@ CALIBRATION_SPREAD = 0.25
 def measure(grading, stages) -> None:
     g, p = grading, grading.problem
     g.learner.ask({"op": "flags", "handle": g.timer.handle}, timeout=g.remaining())
-    learner_raws, learner_nulls, wrong, batches, launches = {}, {}, {}, {}, {}
+    learner_raws, learner_nulls, wrong, batches, launches, retimed = {}, {}, {}, {}, {}, []
     for size in p.bench_sizes:
         label = _label(size)
         measured = stages.timed(g.learner, size, secrets.randbits(62), check=True, phase=f"timed {label}")
+        if measured["case"] and measured["case"]["passed"] and _unaccounted(g, measured, f"timed {label}"):
+            # Timed once more before the verdict: windows stretched by a host that was busy
+            # elsewhere (other gradings compiling beside this one) read as work the profiler missed.
+            # Work hidden from the profiler is hidden again, and the second timing is the one judged.
+            measured = stages.timed(g.learner, size, secrets.randbits(62), check=True, phase=f"timed {label}")
+            retimed.append(label)
         case = CaseResult.from_dict(measured["case"])
         g.result.cases.append(case)
         if not case.passed:
@@ -86,6 +92,10 @@ def measure(grading, stages) -> None:
             "unqueued_windows": {"yours": sum(not r.queued for r in learner_raws[label]), "library": sum(not r.queued for r in library)},
             # What each worker said launching a window took (its own clock): for diagnosis only.
             "reported_launch_us": {who: _median(values) for who, values in launches.get(label, {}).items() if values},
+            # The helper's null calls between each side's windows before any cap, and whether the
+            # learner's calls at this size were timed a second time: for diagnosis only.
+            "null_us": {"yours": _median([r.window_us for r in learner_nulls[label]] or [0.0]), "library": _median([r.window_us for r in library_nulls[label]] or [0.0])},
+            "retimed": label in retimed,
         }
         # A call charged nothing (its window no longer than the switch) is below any physical floor,
         # which the verdict says; its rates are huge but finite.
@@ -99,6 +109,15 @@ def measure(grading, stages) -> None:
         if counted:
             g.result.honesty = Honesty.from_dict(counted)
     g.result.switch_us = switches
+
+
+def _unaccounted(g, measured: dict, phase: str) -> bool:
+    """The honesty check's accounting on one size's windows as they stand, with the switch measured
+    before the learner's code was loaded: whether the learner's kernels fall short of the calls'
+    charge."""
+    switch_us = min(c["switch_us"] for c in (g.result.calibration or {}).values()) if g.result.calibration else 0.0
+    charges = [max(r.window_us - switch_us, 0.0) / r.calls for r in measured["raws"] for _ in range(r.calls)]
+    return honesty.unaccounted(g.phases.get(phase, {}), g.own_kernels, charges) is not None
 
 
 # The baselines shown beside the library may compile first (torch.compile): at most this long.

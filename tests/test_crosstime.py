@@ -224,3 +224,37 @@ def test_windows_are_fitted_to_the_library_before_either_side_is_timed():
     # Only a size of several calls is tried, in the library helper, warm-up only, from the plan.
     assert asked == [("helper", 1 << 20, False, True, True, planned)]
     assert Stages(fails=True).fit_windows(planned) == planned
+
+
+class _Grading:
+    """What speedrows reads of a grading to account for one size's windows."""
+
+    def __init__(self, own_us_total: float) -> None:
+        self.result = type("Result", (), {"calibration": {"before": {"switch_us": 300.0}, "after": {"switch_us": 340.0}}})()
+        self.phases = {"timed 134217728": {"kernels": [{"name": "add_kernel", "total_us": own_us_total}, {"name": "void at::native::fill<int>()", "total_us": 5000.0}]}}
+        self.own_kernels = {"add_kernel"}
+
+
+def _windows(*window_us: float, calls: int = 5) -> dict:
+    return {"raws": [crosstime.Raw(pre_us=400.0, window_us=w, copy_gap_us=3.0, copy_us=90.0, calls=calls) for w in window_us]}
+
+
+def test_windows_the_learners_kernels_account_for_are_judged_as_timed():
+    # Ten windows of five calls of a 528 us kernel: 2,640 us of work and the 300 us switch.
+    g = _Grading(own_us_total=50 * 528.0)
+    assert not speedrows._unaccounted(g, _windows(*[2950.0] * 10), "timed 134217728")
+
+
+def test_windows_stretched_past_twice_the_learners_kernels_are_timed_again():
+    # The same kernels in windows that took 5,850 us (a host busy elsewhere, or work the profiler
+    # missed): the kernels account for less than half of each call's charge.
+    g = _Grading(own_us_total=50 * 528.0)
+    assert speedrows._unaccounted(g, _windows(*[5850.0] * 6, *[2950.0] * 4), "timed 134217728")
+    # Library kernels never count as the learner's, however long they ran.
+    g.own_kernels = set()
+    assert speedrows._unaccounted(g, _windows(*[2950.0] * 10), "timed 134217728")
+
+
+def test_calls_too_short_to_account_for_are_not_timed_again():
+    g = _Grading(own_us_total=0.0)
+    assert not speedrows._unaccounted(g, _windows(*[350.0] * 10), "timed 134217728")
