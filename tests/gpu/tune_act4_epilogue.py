@@ -258,6 +258,7 @@ def solution_function():
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--interpret", action="store_true")
+    parser.add_argument("--only", default="", help="comma-separated variants to time (persistent, exp_div, ...); all by default")
     parser.add_argument("--out", default=os.path.join(os.environ.get("GPU_RUN_DIR", str(ROOT / "_build")), "tune_act4_epilogue.json"))
     args = parser.parse_args()
     rows: list[dict] = []
@@ -292,7 +293,9 @@ def main() -> int:
         # (the eighth session's call timed bias_only under every name and found each "wrong").
         candidates = [(f"{name} {tile}", lambda variant=variant, tile=tile: epilogue(x, w, bias, variant, tile)) for name, variant in VARIANTS.items() for tile in TILES]
         candidates += [(f"persistent {tile}", lambda tile=tile: persistent(x, w, bias, tile)) for tile in PERSISTENT_TILES]
-        for label, fn in [*candidates, ("solution (autotuned)", lambda: solution(x, w, bias))]:
+        candidates.append(("solution (autotuned)", lambda: solution(x, w, bias)))
+        wanted = [name for name in args.only.split(",") if name]
+        for label, fn in [(label, fn) for label, fn in candidates if not wanted or label.split(" ")[0] in wanted]:
             try:
                 ok, error = within(fn(), exact, tol)
             except Exception as exc:  # noqa: BLE001 -- a design this Triton cannot compile is a row, not the end of the sweep
