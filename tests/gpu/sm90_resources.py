@@ -1,15 +1,17 @@
 """What Triton makes of issue 14's kernel designs for an H100, without one: registers, spills, shared memory, SASS.
 
 Compiles the tuning scripts' kernels (tests/gpu/tune_act4_flash.py's ``attention_fwd`` in each design,
-tests/gpu/tune_act4_epilogue.py's ``epilogue_kernel`` with each GELU) for sm_90 with the Triton that
+tests/gpu/tune_act4_epilogue.py's ``epilogue_kernel`` with each GELU), and the FlashAttention reference
+solution's kernel in each of its autotune configurations (solutions/act4-kernels/flash_attention.ipynb),
+for sm_90 with the Triton that
 is installed, then reads each cubin with the cuobjdump and nvdisasm that Triton ships: registers a
 thread and its spill stack (the local memory a thread spills to), shared memory, whether every wgmma
 waits for its result at once (``wgmma.wait_group 0``: nothing overlaps inside a program), and for the
 epilogues the instructions after the last wgmma, per thread. No GPU and no PyTorch: the kernels are
-lifted from the scripts' source into a module of their own.
+lifted from the scripts' source (and the notebook's solution cell) into a module of their own.
 
-    python3 tests/gpu/sm90_resources.py            # both tables
-    python3 tests/gpu/sm90_resources.py flash      # or epilogue
+    python3 tests/gpu/sm90_resources.py            # every table
+    python3 tests/gpu/sm90_resources.py flash      # or epilogue, persistent, solution
 
 The numbers quoted in the tuning scripts came from Triton 3.6.0 (the GPU machines' version), in a
 virtual environment holding only its wheel and NumPy.
@@ -20,6 +22,7 @@ from __future__ import annotations
 import ast
 import collections
 import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -44,14 +47,16 @@ FLASH = [
 EPILOGUES = {"exp_div": 0, "tanh_approx": 1, "exp2_folded": 2, "tanh_folded": 3, "bias_only": 4}
 
 
-def lifted(script: str, names: set[str]):
-    """The ``@triton.jit`` functions ``names`` of ``script``, as a module of their own."""
-    source = (HERE / script).read_text()
+def lifted(script: str, names: set[str], source: str | None = None):
+    """The functions ``names`` of ``script`` (or of ``source``), as a module of their own: a
+    ``@triton.jit`` function with that decorator alone (an autotuner's is left out)."""
+    source = source if source is not None else (HERE / script).read_text()
     lines = source.splitlines()
-    parts = ["import triton\nimport triton.language as tl\n"]
+    parts = ["import os\n\nimport triton\nimport triton.language as tl\n"]
     for node in ast.parse(source).body:
         if isinstance(node, ast.FunctionDef) and node.name in names:
-            parts.append("\n".join(lines[node.decorator_list[0].lineno - 1 : node.end_lineno]))
+            body = "\n".join(lines[(node.decorator_list[-1].end_lineno if node.decorator_list else node.lineno - 1) : node.end_lineno])
+            parts.append(("@triton.jit\n" if node.decorator_list else "") + body)
     path = Path(tempfile.mkdtemp(prefix="sm90-")) / f"lifted_{Path(script).stem}.py"
     path.write_text("\n\n\n".join(parts) + "\n")
     spec = importlib.util.spec_from_file_location(path.stem, path)
@@ -93,6 +98,28 @@ def flash() -> None:
         print(f"  {design:9} {config!s:22} D={head_dim:<4} {usage:18} shared {binary.metadata.shared:>7,} B  wgmma waits for {waits}")
 
 
+def solution() -> None:
+    """The reference solution's flash_attention_kernel in each autotune configuration it has on a GPU,
+    on host descriptors whose tiles are those the configuration's pre_hook sets, at both head dims."""
+    notebook = json.loads((HERE.parents[1] / "solutions" / "act4-kernels" / "flash_attention.ipynb").read_text())
+    [cell] = [c for c in notebook["cells"] if c["metadata"].get("nbgrader", {}).get("solution")]
+    code = re.sub(r"^\s*### (BEGIN|END) SOLUTION\n", "", "".join(cell["source"]) + "\n", flags=re.MULTILINE)
+    module = lifted("flash_attention_solution.py", {"attention_configs", "set_block_shapes", "attention_block_loop", "flash_attention_kernel"}, code)
+    print(f"flash_attention_kernel (the solution) for sm_90, Triton {triton.__version__} (registers a thread, spill stack in bytes, shared memory)")
+    for config in module.attention_configs():
+        block_m, block_n = config.kwargs["BLOCK_M"], config.kwargs["BLOCK_N"]
+        for head_dim, causal in ((128, False), (128, True), (64, False), (64, True)):
+            types = {"q_desc": f"tensordesc<bf16[{block_m},{head_dim}]>", "k_desc": f"tensordesc<bf16[{block_n},{head_dim}]>",
+                     "v_desc": f"tensordesc<bf16[{block_n},{head_dim}]>", "out_ptr": "*bf16", "qk_scale": "fp32", "H": "i32", "S": "i32",
+                     "stride_ob": "i32", "stride_oh": "i32", "stride_os": "i32"}
+            constants = {"HEAD_DIM": head_dim, "CAUSAL": causal, "BLOCK_M": block_m, "BLOCK_N": block_n}
+            options = {"num_warps": config.num_warps, "num_stages": config.num_stages, **({"maxnreg": config.maxnreg} if config.maxnreg else {})}
+            binary = compiled(module.flash_attention_kernel, types, constants, options)
+            usage, _ = resources(binary, "solution")
+            label = f"{block_m}x{block_n} w{config.num_warps} s{config.num_stages}" + (f" r{config.maxnreg}" if config.maxnreg else "")
+            print(f"  {label:20} D={head_dim:<4} {'causal' if causal else 'full  '} {usage:18} shared {binary.metadata.shared:>7,} B")
+
+
 def epilogue() -> None:
     module = lifted("tune_act4_epilogue.py", {"epilogue_kernel"})
     types = {"x_ptr": "*bf16", "w_ptr": "*bf16", "bias_ptr": "*bf16", "out_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32"}
@@ -122,6 +149,6 @@ def persistent() -> None:
 
 
 if __name__ == "__main__":
-    chosen = sys.argv[1:] or ["flash", "epilogue", "persistent"]
+    chosen = sys.argv[1:] or ["flash", "epilogue", "persistent", "solution"]
     for table in chosen:
-        {"flash": flash, "epilogue": epilogue, "persistent": persistent}[table]()
+        {"flash": flash, "epilogue": epilogue, "persistent": persistent, "solution": solution}[table]()
