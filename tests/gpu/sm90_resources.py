@@ -1,15 +1,16 @@
 """What Triton makes of issue 14's kernel designs for an H100, without one: registers, spills, shared memory, SASS.
 
 Compiles the tuning scripts' kernels (tests/gpu/tune_act4_flash.py's ``attention_fwd`` in each design,
-tests/gpu/tune_act4_epilogue.py's ``epilogue_kernel`` with each GELU) for sm_90 with the Triton that
+tests/gpu/tune_act4_epilogue.py's ``epilogue_kernel`` with each GELU and its ``persistent_kernel``) and
+the reference solution of act4.matmul_bias_gelu (from its notebook) for sm_90 with the Triton that
 is installed, then reads each cubin with the cuobjdump and nvdisasm that Triton ships: registers a
 thread and its spill stack (the local memory a thread spills to), shared memory, whether every wgmma
 waits for its result at once (``wgmma.wait_group 0``: nothing overlaps inside a program), and for the
 epilogues the instructions after the last wgmma, per thread. No GPU and no PyTorch: the kernels are
 lifted from the scripts' source into a module of their own.
 
-    python3 tests/gpu/sm90_resources.py            # both tables
-    python3 tests/gpu/sm90_resources.py flash      # or epilogue
+    python3 tests/gpu/sm90_resources.py            # every table
+    python3 tests/gpu/sm90_resources.py flash      # or epilogue, persistent, solution
 
 The numbers quoted in the tuning scripts came from Triton 3.6.0 (the GPU machines' version), in a
 virtual environment holding only its wheel and NumPy.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import ast
 import collections
 import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -46,13 +48,19 @@ EPILOGUES = {"exp_div": 0, "tanh_approx": 1, "exp2_folded": 2, "tanh_folded": 3,
 
 def lifted(script: str, names: set[str]):
     """The ``@triton.jit`` functions ``names`` of ``script``, as a module of their own."""
-    source = (HERE / script).read_text()
+    return lifted_source((HERE / script).read_text(), names, Path(script).stem)
+
+
+def lifted_source(source: str, names: set[str], stem: str):
+    """The ``@triton.jit`` functions ``names`` of ``source``, as a module of their own (from the
+    ``@triton.jit`` line: an autotune decorator above it is left out)."""
     lines = source.splitlines()
     parts = ["import triton\nimport triton.language as tl\n"]
     for node in ast.parse(source).body:
         if isinstance(node, ast.FunctionDef) and node.name in names:
-            parts.append("\n".join(lines[node.decorator_list[0].lineno - 1 : node.end_lineno]))
-    path = Path(tempfile.mkdtemp(prefix="sm90-")) / f"lifted_{Path(script).stem}.py"
+            jit = next(d for d in node.decorator_list if ast.unparse(d) == "triton.jit")
+            parts.append("\n".join(lines[jit.lineno - 1 : node.end_lineno]))
+    path = Path(tempfile.mkdtemp(prefix="sm90-")) / f"lifted_{stem}.py"
     path.write_text("\n\n\n".join(parts) + "\n")
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
@@ -121,7 +129,46 @@ def persistent() -> None:
         print(f"  {block_m}x{block_n}x{block_k} w{warps} s{stages}   {usage:18} shared {binary.metadata.shared:>7,} B")
 
 
+def solution() -> None:
+    """act4.matmul_bias_gelu's reference solution (its notebook's solution cell) in both of its paths:
+    over descriptors, as the benchmark sizes take it, whose SASS must be persistent_kernel's (the
+    design that was timed), and over pointers, as shapes with K or N not a multiple of 8 take it
+    (M, N, K and the row strides of no known divisibility)."""
+    notebook = json.loads((HERE.parents[1] / "solutions" / "act4-kernels" / "matmul_bias_gelu.ipynb").read_text())
+    cell = next("".join(c["source"]) for c in notebook["cells"] if c["metadata"].get("nbgrader", {}).get("solution"))
+    cell = re.sub(r"^\s*### (BEGIN|END) SOLUTION\n", "", cell + "\n", flags=re.MULTILINE)
+    kernel = lifted_source(cell, {"load_tile", "store_tile", "gelu_tanh", "matmul_bias_gelu_kernel"}, "matmul_bias_gelu").matmul_bias_gelu_kernel
+    timed = lifted("tune_act4_epilogue.py", {"gelu_tanh", "persistent_kernel"}).persistent_kernel
+    print(f"act4.matmul_bias_gelu's solution for sm_90, Triton {triton.__version__}: 132 programs")
+    for block_m, block_n, block_k, warps, stages in [(128, 256, 64, 8, 3), (128, 256, 64, 8, 4), (128, 128, 64, 8, 3)]:
+        options = {"num_warps": warps, "num_stages": stages}
+        blocks = {"BLOCK_M": block_m, "BLOCK_N": block_n, "BLOCK_K": block_k, "GROUP_M": 8, "NUM_SMS": 132}
+        descriptors = {"x": f"tensordesc<bf16[{block_m},{block_k}]>", "w": f"tensordesc<bf16[{block_k},{block_n}]>",
+                       "out": f"tensordesc<bf16[{block_m},{block_n // 2}]>"}
+        sizes = {"bias_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32", "stride_xm": "i32", "stride_wk": "i32", "stride_om": "i32"}
+        unit = {"stride_xk": 1, "stride_wn": 1, "stride_on": 1}
+        binary = compiled(kernel, {**descriptors, **sizes}, {**blocks, **unit, "DESCRIPTORS": True}, options)
+        usage, sass = resources(binary, "solution")
+        reference = compiled(timed, {f"{name}_desc": kind for name, kind in descriptors.items()} | sizes, blocks, options)
+        same = _instructions(sass) == _instructions(resources(reference, "persistent")[1])
+        print(f"  descriptors {block_m}x{block_n}x{block_k} w{warps} s{stages}   {usage:18} shared {binary.metadata.shared:>7,} B  "
+              f"{'the same SASS as persistent_kernel' if same else 'SASS DIFFERS from persistent_kernel'}")
+        pointers, fixed = {"x": "*bf16", "w": "*bf16", "out": "*bf16", **sizes}, {**blocks, **unit, "DESCRIPTORS": False}
+        index = {name: i for i, name in enumerate(kernel.arg_names)}
+        signature = {name: "constexpr" if name in fixed else pointers[name] for name in kernel.arg_names}
+        constants = {(index[name],): value for name, value in fixed.items()}
+        aligned = {(index[name],): [["tt.divisibility", 16]] for name, kind in signature.items() if kind == "*bf16"}
+        binary = triton.compile(ASTSource(kernel, signature, constexprs=constants, attrs=aligned), target=TARGET, options=options)
+        usage, _ = resources(binary, "solution_pointers")
+        print(f"  pointers    {block_m}x{block_n}x{block_k} w{warps} s{stages}   {usage:18} shared {binary.metadata.shared:>7,} B")
+
+
+def _instructions(sass: str) -> list[str]:
+    """The SASS instructions, without their addresses."""
+    return [re.sub(r"/\*[0-9a-f]{4,}\*/", "", line).split(";")[0].strip() for line in sass.splitlines() if re.search(r"/\*[0-9a-f]{4,}\*/", line)]
+
+
 if __name__ == "__main__":
-    chosen = sys.argv[1:] or ["flash", "epilogue", "persistent"]
+    chosen = sys.argv[1:] or ["flash", "epilogue", "persistent", "solution"]
     for table in chosen:
-        {"flash": flash, "epilogue": epilogue, "persistent": persistent}[table]()
+        {"flash": flash, "epilogue": epilogue, "persistent": persistent, "solution": solution}[table]()
