@@ -1,9 +1,10 @@
 """What Triton makes of issue 14's kernel designs for an H100, without one: registers, spills, shared memory, SASS.
 
 Compiles the tuning scripts' kernels (tests/gpu/tune_act4_flash.py's ``attention_fwd`` in each design,
-tests/gpu/tune_act4_epilogue.py's ``epilogue_kernel`` with each GELU), and the FlashAttention reference
-solution's kernel in each of its autotune configurations (solutions/act4-kernels/flash_attention.ipynb),
-for sm_90 with the Triton that
+tests/gpu/tune_act4_epilogue.py's ``epilogue_kernel`` with each GELU and its ``persistent_kernel``), the
+FlashAttention reference solution's kernel in each of its autotune configurations
+(solutions/act4-kernels/flash_attention.ipynb) and the reference solution of act4.matmul_bias_gelu
+(from its notebook) for sm_90 with the Triton that
 is installed, then reads each cubin with the cuobjdump and nvdisasm that Triton ships: registers a
 thread and its spill stack (the local memory a thread spills to), shared memory, whether every wgmma
 waits for its result at once (``wgmma.wait_group 0``: nothing overlaps inside a program), and for the
@@ -11,7 +12,7 @@ epilogues the instructions after the last wgmma, per thread. No GPU and no PyTor
 lifted from the scripts' source (and the notebook's solution cell) into a module of their own.
 
     python3 tests/gpu/sm90_resources.py            # every table
-    python3 tests/gpu/sm90_resources.py flash      # or epilogue, persistent, solution
+    python3 tests/gpu/sm90_resources.py flash      # or epilogue, persistent, flash_solution, epilogue_solution
 
 The numbers quoted in the tuning scripts came from Triton 3.6.0 (the GPU machines' version), in a
 virtual environment holding only its wheel and NumPy.
@@ -65,6 +66,11 @@ def lifted(script: str, names: set[str], source: str | None = None):
     return module
 
 
+def lifted_source(source: str, names: set[str], stem: str):
+    """The functions ``names`` of ``source`` (a notebook's cell), as a module of their own."""
+    return lifted(f"{stem}.py", names, source)
+
+
 def compiled(kernel, types: dict, constants: dict, options: dict):
     """Compile ``kernel`` for sm_90 (every int argument divisible by 16, as the benchmark sizes are)."""
     signature = {name: "constexpr" if name in constants else types[name] for name in kernel.arg_names}
@@ -98,7 +104,7 @@ def flash() -> None:
         print(f"  {design:9} {config!s:22} D={head_dim:<4} {usage:18} shared {binary.metadata.shared:>7,} B  wgmma waits for {waits}")
 
 
-def solution() -> None:
+def flash_solution() -> None:
     """The reference solution's flash_attention_kernel in each autotune configuration it has on a GPU,
     on host descriptors whose tiles are those the configuration's pre_hook sets, at both head dims."""
     notebook = json.loads((HERE.parents[1] / "solutions" / "act4-kernels" / "flash_attention.ipynb").read_text())
@@ -148,7 +154,47 @@ def persistent() -> None:
         print(f"  {block_m}x{block_n}x{block_k} w{warps} s{stages}   {usage:18} shared {binary.metadata.shared:>7,} B")
 
 
+def epilogue_solution() -> None:
+    """act4.matmul_bias_gelu's reference solution (its notebook's solution cell) in both of its paths:
+    over descriptors, as the benchmark sizes take it, whose SASS must be persistent_kernel's (the
+    design that was timed), and over pointers, as shapes with K or N not a multiple of 8 take it
+    (M, N, K and the row strides of no known divisibility)."""
+    notebook = json.loads((HERE.parents[1] / "solutions" / "act4-kernels" / "matmul_bias_gelu.ipynb").read_text())
+    cell = next("".join(c["source"]) for c in notebook["cells"] if c["metadata"].get("nbgrader", {}).get("solution"))
+    cell = re.sub(r"^\s*### (BEGIN|END) SOLUTION\n", "", cell + "\n", flags=re.MULTILINE)
+    kernel = lifted_source(cell, {"load_tile", "store_tile", "gelu_tanh", "matmul_bias_gelu_kernel"}, "matmul_bias_gelu").matmul_bias_gelu_kernel
+    timed = lifted("tune_act4_epilogue.py", {"gelu_tanh", "persistent_kernel"}).persistent_kernel
+    print(f"act4.matmul_bias_gelu's solution for sm_90, Triton {triton.__version__}: 132 programs")
+    for block_m, block_n, block_k, warps, stages in [(128, 256, 64, 8, 3), (128, 256, 64, 8, 4), (128, 128, 64, 8, 3)]:
+        options = {"num_warps": warps, "num_stages": stages}
+        blocks = {"BLOCK_M": block_m, "BLOCK_N": block_n, "BLOCK_K": block_k, "GROUP_M": 8, "NUM_SMS": 132}
+        descriptors = {"x": f"tensordesc<bf16[{block_m},{block_k}]>", "w": f"tensordesc<bf16[{block_k},{block_n}]>",
+                       "out": f"tensordesc<bf16[{block_m},{block_n // 2}]>"}
+        sizes = {"bias_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32", "stride_xm": "i32", "stride_wk": "i32", "stride_om": "i32"}
+        unit = {"stride_xk": 1, "stride_wn": 1, "stride_on": 1}
+        binary = compiled(kernel, {**descriptors, **sizes}, {**blocks, **unit, "DESCRIPTORS": True}, options)
+        usage, sass = resources(binary, "solution")
+        reference = compiled(timed, {f"{name}_desc": kind for name, kind in descriptors.items()} | sizes, blocks, options)
+        same = _instructions(sass) == _instructions(resources(reference, "persistent")[1])
+        print(f"  descriptors {block_m}x{block_n}x{block_k} w{warps} s{stages}   {usage:18} shared {binary.metadata.shared:>7,} B  "
+              f"{'the same SASS as persistent_kernel' if same else 'SASS DIFFERS from persistent_kernel'}")
+        pointers, fixed = {"x": "*bf16", "w": "*bf16", "out": "*bf16", **sizes}, {**blocks, **unit, "DESCRIPTORS": False}
+        index = {name: i for i, name in enumerate(kernel.arg_names)}
+        signature = {name: "constexpr" if name in fixed else pointers[name] for name in kernel.arg_names}
+        constants = {(index[name],): value for name, value in fixed.items()}
+        aligned = {(index[name],): [["tt.divisibility", 16]] for name, kind in signature.items() if kind == "*bf16"}
+        binary = triton.compile(ASTSource(kernel, signature, constexprs=constants, attrs=aligned), target=TARGET, options=options)
+        usage, _ = resources(binary, "solution_pointers")
+        print(f"  pointers    {block_m}x{block_n}x{block_k} w{warps} s{stages}   {usage:18} shared {binary.metadata.shared:>7,} B")
+
+
+def _instructions(sass: str) -> list[str]:
+    """The SASS instructions, without their addresses."""
+    return [re.sub(r"/\*[0-9a-f]{4,}\*/", "", line).split(";")[0].strip() for line in sass.splitlines() if re.search(r"/\*[0-9a-f]{4,}\*/", line)]
+
+
 if __name__ == "__main__":
-    chosen = sys.argv[1:] or ["flash", "epilogue", "persistent", "solution"]
+    chosen = sys.argv[1:] or ["flash", "epilogue", "persistent", "flash_solution", "epilogue_solution"]
+    tables = {"flash": flash, "epilogue": epilogue, "persistent": persistent, "flash_solution": flash_solution, "epilogue_solution": epilogue_solution}
     for table in chosen:
-        {"flash": flash, "epilogue": epilogue, "persistent": persistent, "solution": solution}[table]()
+        tables[table]()

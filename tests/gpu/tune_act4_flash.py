@@ -39,7 +39,7 @@ design of the forward kernel in a few launch configurations (BLOCK_M, BLOCK_N, n
   Measured under the grader's timer (tenth session, H100): tma_2cta 0.78x, tma_host_2cta 0.78x and
   then 0.80x, against 0.72x for pointer. tma_host_2cta is the solution's design since: the same
   kernel, compiled for sm_90, takes the same registers (125 capped at D=128, no spill; 106 for 64x64
-  at D=64) and shared memory (sm90_resources.py solution).
+  at D=64) and shared memory (sm90_resources.py flash_solution).
 - pointer_2cta: the pointer design with the same cap. Expected within 2% of
   tma_2cta (a 64x128 bf16 tile's pointers add about 16 registers a thread); measured 0.71x at
   D=128 and 0.78x at D=64 (tenth session, H100): a miss, and no better than pointer uncapped.
