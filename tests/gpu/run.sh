@@ -144,9 +144,11 @@ has isolation && step pytest-isolation-gpu timeout "${ISOLATION_S:-420}" "${PYTE
 # seventh-session/), and two at a time those six and 25 more ran with none.
 GRADING_S=$("$PY" -c "from autograder import sandbox; print(int(sandbox.timeout_s() + sandbox.JUDGE_GRACE_S) + 30)" 2>/dev/null || echo 400)
 PER_GPU=$("$PY" -c "import torch; print(4 if torch.cuda.get_device_properties(0).total_memory >= 100 << 30 else 2)" 2>/dev/null || echo 2)
-# ADVERSARIAL_K narrows the verdicts (a -k expression: 156 of them took more than 350 s on two H100s);
-# each verdict and its explanation is kept in verdicts/ of the archive as soon as it is known.
-has verdicts && step pytest-adversarial-gpu timeout "${ADVERSARIAL_S:-300}" "${PYTEST[@]}" --timeout="$GRADING_S" -m gpu -n $((${ADVERSARIAL_N:-$PER_GPU} * NGPU)) -v -k "test_verdict_on_gpu and (${ADVERSARIAL_K:-not nothing})" tests/adversarial
+# ADVERSARIAL_K narrows the verdicts (a -k expression: 156 of them took more than 350 s on two H100s),
+# ADVERSARIAL_SHARD takes every N-th of them from the I-th ("I/N", tests/conftest.py): eight shards
+# of about 25 cases spread the whole suite over two calls of four GPUs; each verdict and its
+# explanation is kept in verdicts/ of the archive as soon as it is known.
+has verdicts && step pytest-adversarial-gpu timeout "${ADVERSARIAL_S:-300}" "${PYTEST[@]}" --timeout="$GRADING_S" ${ADVERSARIAL_SHARD:+--shard "$ADVERSARIAL_SHARD"} -m gpu -n $((${ADVERSARIAL_N:-$PER_GPU} * NGPU)) -v -k "test_verdict_on_gpu and (${ADVERSARIAL_K:-not nothing})" tests/adversarial
 # How many launches a stream takes behind an unwritten wait word before the host blocks
 # (tests/gpu/probe_launch_queue.py): the depth behind autograder.windows' halving of the library's calls.
 has probe && step probe-launch-queue timeout "${PROBE_S:-240}" "$PY" tests/gpu/probe_launch_queue.py "$RUN/launch-queue.json"
