@@ -66,11 +66,6 @@ def lifted(script: str, names: set[str], source: str | None = None):
     return module
 
 
-def lifted_source(source: str, names: set[str], stem: str):
-    """The functions ``names`` of ``source`` (a notebook's cell), as a module of their own."""
-    return lifted(f"{stem}.py", names, source)
-
-
 def compiled(kernel, types: dict, constants: dict, options: dict):
     """Compile ``kernel`` for sm_90 (every int argument divisible by 16, as the benchmark sizes are)."""
     signature = {name: "constexpr" if name in constants else types[name] for name in kernel.arg_names}
@@ -162,7 +157,7 @@ def epilogue_solution() -> None:
     notebook = json.loads((HERE.parents[1] / "solutions" / "act4-kernels" / "matmul_bias_gelu.ipynb").read_text())
     cell = next("".join(c["source"]) for c in notebook["cells"] if c["metadata"].get("nbgrader", {}).get("solution"))
     cell = re.sub(r"^\s*### (BEGIN|END) SOLUTION\n", "", cell + "\n", flags=re.MULTILINE)
-    kernel = lifted_source(cell, {"load_tile", "store_tile", "gelu_tanh", "matmul_bias_gelu_kernel"}, "matmul_bias_gelu").matmul_bias_gelu_kernel
+    kernel = lifted("matmul_bias_gelu.py", {"load_tile", "store_tile", "gelu_tanh", "matmul_bias_gelu_kernel"}, cell).matmul_bias_gelu_kernel
     timed = lifted("tune_act4_epilogue.py", {"gelu_tanh", "persistent_kernel"}).persistent_kernel
     print(f"act4.matmul_bias_gelu's solution for sm_90, Triton {triton.__version__}: 132 programs")
     for block_m, block_n, block_k, warps, stages in [(128, 256, 64, 8, 3), (128, 256, 64, 8, 4), (128, 128, 64, 8, 3)]:
