@@ -28,6 +28,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import types
 from pathlib import Path
 
 import triton
@@ -105,17 +106,19 @@ def flash_solution() -> None:
     notebook = json.loads((HERE.parents[1] / "solutions" / "act4-kernels" / "flash_attention.ipynb").read_text())
     [cell] = [c for c in notebook["cells"] if c["metadata"].get("nbgrader", {}).get("solution")]
     code = re.sub(r"^\s*### (BEGIN|END) SOLUTION\n", "", "".join(cell["source"]) + "\n", flags=re.MULTILINE)
-    module = lifted("flash_attention_solution.py", {"attention_configs", "set_block_shapes", "attention_block_loop", "flash_attention_kernel"}, code)
+    module = lifted("flash_attention_solution.py", {"attention_configs", "before_hopper", "set_block_shapes", "load_rows", "attention_block_loop", "flash_attention_kernel"}, code)
+    # The configurations for Hopper: no PyTorch here, so no GPU older than Hopper is found.
+    module.torch = types.SimpleNamespace(cuda=types.SimpleNamespace(is_available=lambda: False))
     print(f"flash_attention_kernel (the solution) for sm_90, Triton {triton.__version__} (registers a thread, spill stack in bytes, shared memory)")
     for config in module.attention_configs():
         block_m, block_n = config.kwargs["BLOCK_M"], config.kwargs["BLOCK_N"]
         for head_dim, causal in ((128, False), (128, True), (64, False), (64, True)):
-            types = {"q_desc": f"tensordesc<bf16[{block_m},{head_dim}]>", "k_desc": f"tensordesc<bf16[{block_n},{head_dim}]>",
-                     "v_desc": f"tensordesc<bf16[{block_n},{head_dim}]>", "out_ptr": "*bf16", "qk_scale": "fp32", "H": "i32", "S": "i32",
-                     "stride_ob": "i32", "stride_oh": "i32", "stride_os": "i32"}
-            constants = {"HEAD_DIM": head_dim, "CAUSAL": causal, "BLOCK_M": block_m, "BLOCK_N": block_n}
+            signature = {"q_src": f"tensordesc<bf16[{block_m},{head_dim}]>", "k_src": f"tensordesc<bf16[{block_n},{head_dim}]>",
+                         "v_src": f"tensordesc<bf16[{block_n},{head_dim}]>", "out_ptr": "*bf16", "qk_scale": "fp32", "H": "i32", "S": "i32",
+                         "rows": "i32", "stride_ob": "i32", "stride_oh": "i32", "stride_os": "i32"}
+            constants = {"HEAD_DIM": head_dim, "CAUSAL": causal, "DESCRIPTORS": True, "BLOCK_M": block_m, "BLOCK_N": block_n}
             options = {"num_warps": config.num_warps, "num_stages": config.num_stages, **({"maxnreg": config.maxnreg} if config.maxnreg else {})}
-            binary = compiled(module.flash_attention_kernel, types, constants, options)
+            binary = compiled(module.flash_attention_kernel, signature, constants, options)
             usage, _ = resources(binary, "solution")
             label = f"{block_m}x{block_n} w{config.num_warps} s{config.num_stages}" + (f" r{config.maxnreg}" if config.maxnreg else "")
             print(f"  {label:20} D={head_dim:<4} {'causal' if causal else 'full  '} {usage:18} shared {binary.metadata.shared:>7,} B")

@@ -403,12 +403,12 @@ def compile_worker() -> None:
                 grid = (triton.cdiv(S, config.kwargs["BLOCK_M"]), B * H)
                 # Host descriptors over the (B*H*S, D) rows, their tiles set by the configuration's
                 # own pre_hook, as the autotuner sets them before a launch.
-                descriptors = {name: TensorDescriptor(t, [B * H * S, D], [D, 1], [1, 1]) for name, t in (("q_desc", q), ("k_desc", k), ("v_desc", v))}
+                descriptors = {name: TensorDescriptor(t, [B * H * S, D], [D, 1], [1, 1]) for name, t in (("q_src", q), ("k_src", k), ("v_src", v))}
                 if config.pre_hook is not None:
-                    config.pre_hook({**descriptors, **config.kwargs, "HEAD_DIM": D})
+                    config.pre_hook({**descriptors, **config.kwargs, "HEAD_DIM": D, "DESCRIPTORS": True})
                 kernel.fn.warmup(
-                    *descriptors.values(), out, LOG2E / math.sqrt(D), H, S, *out.stride()[:3],
-                    HEAD_DIM=D, CAUSAL=causal, grid=grid, **config.all_kwargs(),
+                    *descriptors.values(), out, LOG2E / math.sqrt(D), H, S, B * H * S, *out.stride()[:3],
+                    HEAD_DIM=D, CAUSAL=causal, DESCRIPTORS=True, grid=grid, **config.all_kwargs(),
                 )
             else:
                 launch(job["variant"], tuple(job["config"]), q, k, v, out, causal, warmup=True)

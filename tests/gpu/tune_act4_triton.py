@@ -193,12 +193,13 @@ def tune_attention() -> None:
             for bm, bn, warps, stages, *cap in sweep:
                 grid = (triton.cdiv(S, bm), B * H)
                 name = f"M{bm} N{bn} w{warps} s{stages}" + (f" r{cap[0]}" if cap else "")
-                # The kernel takes descriptors of q, k and v (contiguous here) and the output's strides.
+                # The kernel takes descriptors of q, k and v (contiguous here), their rows and the
+                # output's strides.
                 descriptors = attention_descriptors(q, k, v, bm, bn)
                 try:
                     ms = bench(lambda: inner[grid](
-                        *descriptors, out, scale, H, S, *out.stride()[:3],
-                        HEAD_DIM=d, CAUSAL=causal, BLOCK_M=bm, BLOCK_N=bn, num_warps=warps, num_stages=stages,
+                        *descriptors, out, scale, H, S, B * H * S, *out.stride()[:3],
+                        HEAD_DIM=d, CAUSAL=causal, DESCRIPTORS=True, BLOCK_M=bm, BLOCK_N=bn, num_warps=warps, num_stages=stages,
                         **({"maxnreg": cap[0]} if cap else {}),
                     ))
                 except Exception as exc:  # noqa: BLE001 -- out of shared memory: report and go on
