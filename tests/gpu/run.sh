@@ -132,8 +132,9 @@ has exercises && step pytest-exercises-gpu timeout "${EXERCISES_S:-240}" "${PYTE
 # free memory and time, so they run alone, before the verdicts; so do the cases that load the GPU
 # beyond their calls and those that must PASS (tests/adversarial/cases.py: three gradings on one
 # H200 rejected two honest vector adds whose windows held the others' GPU work). -v prints each verdict as it
-# finishes, so a step cut off by its limit still names its failures.
-has isolation && step pytest-isolation-gpu timeout "${ISOLATION_S:-420}" "${PYTEST[@]}" "${SPREAD[@]}" -m gpu -v -k "not test_verdict_on_gpu and (${ISOLATION_K:-not nothing})" tests/adversarial
+# finishes, so a step cut off by its limit still names its failures. ISOLATION_SHARD ("I/N") splits them
+# over tracks as ADVERSARIAL_SHARD splits the verdicts: one track took 420 s and more for all of them.
+has isolation && step pytest-isolation-gpu timeout "${ISOLATION_S:-420}" "${PYTEST[@]}" ${ISOLATION_SHARD:+--shard "$ISOLATION_SHARD"} "${SPREAD[@]}" -m gpu -v -k "not test_verdict_on_gpu and (${ISOLATION_K:-not nothing})" tests/adversarial
 # A verdict's test waits as long as the grader itself would (its time limit and the judge's grace):
 # at 150 s, a FlashAttention backward case compiling beside eleven other gradings on two H100s was cut
 # off before its verdict. Each GPU grades ADVERSARIAL_N cases at a time: 4 on cards of 100 GiB or

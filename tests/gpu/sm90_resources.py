@@ -101,27 +101,27 @@ def flash() -> None:
 
 
 def flash_solution() -> None:
-    """The reference solution's flash_attention_kernel in each autotune configuration it has on a GPU,
-    on host descriptors whose tiles are those the configuration's pre_hook sets, at both head dims."""
+    """The reference solution's flash_attention_kernel in the configuration it launches at each head
+    dim on a Hopper GPU (attention_config), on host descriptors in that configuration's tiles."""
     notebook = json.loads((HERE.parents[1] / "solutions" / "act4-kernels" / "flash_attention.ipynb").read_text())
     [cell] = [c for c in notebook["cells"] if c["metadata"].get("nbgrader", {}).get("solution")]
     code = re.sub(r"^\s*### (BEGIN|END) SOLUTION\n", "", "".join(cell["source"]) + "\n", flags=re.MULTILINE)
-    module = lifted("flash_attention_solution.py", {"attention_configs", "before_hopper", "set_block_shapes", "load_rows", "attention_block_loop", "flash_attention_kernel"}, code)
+    module = lifted("flash_attention_solution.py", {"attention_config", "before_hopper", "load_rows", "attention_block_loop", "flash_attention_kernel"}, code)
     # The configurations for Hopper: no PyTorch here, so no GPU older than Hopper is found.
     module.torch = types.SimpleNamespace(cuda=types.SimpleNamespace(is_available=lambda: False))
     print(f"flash_attention_kernel (the solution) for sm_90, Triton {triton.__version__} (registers a thread, spill stack in bytes, shared memory)")
-    for config in module.attention_configs():
+    for head_dim, causal in ((128, False), (128, True), (64, False), (64, True)):
+        config = module.attention_config(head_dim)
         block_m, block_n = config.kwargs["BLOCK_M"], config.kwargs["BLOCK_N"]
-        for head_dim, causal in ((128, False), (128, True), (64, False), (64, True)):
-            signature = {"q_src": f"tensordesc<bf16[{block_m},{head_dim}]>", "k_src": f"tensordesc<bf16[{block_n},{head_dim}]>",
-                         "v_src": f"tensordesc<bf16[{block_n},{head_dim}]>", "out_ptr": "*bf16", "qk_scale": "fp32", "H": "i32", "S": "i32",
-                         "rows": "i32", "stride_ob": "i32", "stride_oh": "i32", "stride_os": "i32"}
-            constants = {"HEAD_DIM": head_dim, "CAUSAL": causal, "DESCRIPTORS": True, "BLOCK_M": block_m, "BLOCK_N": block_n}
-            options = {"num_warps": config.num_warps, "num_stages": config.num_stages, **({"maxnreg": config.maxnreg} if config.maxnreg else {})}
-            binary = compiled(module.flash_attention_kernel, signature, constants, options)
-            usage, _ = resources(binary, "solution")
-            label = f"{block_m}x{block_n} w{config.num_warps} s{config.num_stages}" + (f" r{config.maxnreg}" if config.maxnreg else "")
-            print(f"  {label:20} D={head_dim:<4} {'causal' if causal else 'full  '} {usage:18} shared {binary.metadata.shared:>7,} B")
+        signature = {"q_src": f"tensordesc<bf16[{block_m},{head_dim}]>", "k_src": f"tensordesc<bf16[{block_n},{head_dim}]>",
+                     "v_src": f"tensordesc<bf16[{block_n},{head_dim}]>", "out_ptr": "*bf16", "qk_scale": "fp32", "H": "i32", "S": "i32",
+                     "rows": "i32", "stride_ob": "i32", "stride_oh": "i32", "stride_os": "i32"}
+        constants = {"HEAD_DIM": head_dim, "CAUSAL": causal, "DESCRIPTORS": True, "BLOCK_M": block_m, "BLOCK_N": block_n}
+        options = {"num_warps": config.num_warps, "num_stages": config.num_stages, **({"maxnreg": config.maxnreg} if config.maxnreg else {})}
+        binary = compiled(module.flash_attention_kernel, signature, constants, options)
+        usage, _ = resources(binary, "solution")
+        label = f"{block_m}x{block_n} w{config.num_warps} s{config.num_stages}" + (f" r{config.maxnreg}" if config.maxnreg else "")
+        print(f"  {label:20} D={head_dim:<4} {'causal' if causal else 'full  '} {usage:18} shared {binary.metadata.shared:>7,} B")
 
 
 def epilogue() -> None:
