@@ -105,6 +105,9 @@ def main(in_fd: int | None = None, out_fd: int | None = None, judge_pid: int | N
     os.register_at_fork(after_in_child=lambda: [_close(fd) for fd in (in_fd, out_fd)])
     base, signing_key = wire.receive(in_fd)
     worker = Worker(base)
+    # A worker that fails before it serves leaves its traceback in its log and a non-zero status,
+    # which the judge reports; one whose judge closed the channel ends quietly.
+    status = 0
     try:
         worker.warm()
         setup, _ = wire.receive(in_fd)
@@ -118,11 +121,14 @@ def main(in_fd: int | None = None, out_fd: int | None = None, judge_pid: int | N
         worker.serve(channel)
     except wire.WireError:
         pass
+    except BaseException:  # noqa: BLE001 -- the grader's own failure while starting, for the judge to report
+        traceback.print_exc()
+        status = 3
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
         # Learner code may have left threads or GPU work behind; leave without waiting for them.
-        os._exit(0)
+        os._exit(status)
 
 
 def forked(in_fd: int, out_fd: int, judge_pid: int, where: tuple | None) -> None:

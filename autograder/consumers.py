@@ -83,7 +83,9 @@ def consumer_codes() -> dict:
     for name, package in CONSUMER_MODULES:
         try:
             module = sys.modules.get(name) or (importlib.import_module(name) if not package or package in sys.modules else None)
-        except ImportError:
+        # Not installed, or unusable here: matplotlib raises OSError where it finds no writable
+        # folder (a memory exercise's worker may write none). Its readers are then let read nothing.
+        except (ImportError, OSError):
             module = None
         for value in vars(module).values() if module is not None else ():
             members = vars(value).values() if isinstance(value, type) and value.__module__ == name else (value,)

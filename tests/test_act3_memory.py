@@ -7,6 +7,7 @@ solution and the untouched exercise. The cheats are graded with the other advers
 from __future__ import annotations
 
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -186,3 +187,21 @@ def test_the_solution_passes_and_the_untouched_exercise_gets_nothing():
     untouched = _cells("exercises", ("lean_solution",))
     result = grading.grade_source(LEAN, untouched, "lean_training_step", device="cpu")
     assert result["points"] == 0 and "NotImplementedError" in result["message"], result
+
+
+def test_a_home_without_matplotlib_settings_grades_the_memory_step(tmp_path):
+    """Workers are sealed with matplotlib loaded. In a home with no ~/.config/matplotlib yet (the
+    sandbox keeps home read-only) and in a memory step's worker, which may write nowhere, matplotlib
+    raised OSError as it loaded: the worker exited while starting, and four lean_step cases read
+    ERROR on a fresh GPU machine. Graded in a process of its own, so that home is the empty one."""
+    code = (ROOT / "autograder" / "problems" / "act3" / "submissions" / "lean_step_no_backward.py").read_text()
+    env = {k: v for k, v in os.environ.items() if k not in ("MPLCONFIGDIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")}
+    env["HOME"] = str(tmp_path)
+    script = (
+        "import json, sys\nfrom autograder import grading, registry\n"
+        "r = grading.grade_source(registry.get('act3.lean_step'), sys.stdin.read(), 'lean_training_step', device='cpu')\n"
+        "print(json.dumps({'status': r['status'], 'message': r.get('message'), 'cases': [c.get('message') for c in r.get('cases', [])]}))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], input=code, env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["status"] == "FAIL" and "have no gradient after your step" in result["cases"][0], result
