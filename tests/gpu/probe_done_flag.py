@@ -5,7 +5,10 @@ The worker queues [wait go][torch.add of N floats][write stream-done] on its cur
 then synchronises its whole context from the host and writes all-done (what makes work on any of
 its streams count). Each configuration is one worker process: how its context waits for the GPU
 (the driver's default, spin, blocking sync) and whether the torch profiler records its calls.
-Printed per size: median T1a - T0 and T1b - T0 in us, beside the same add timed in one process.
+Printed per size: median T1a - T0 and T1b - T0 in us, beside the same add timed in one process;
+then the default configuration again beside other GPU contexts, and beside processes spinning on
+every core of the host (the question for the int4 GEMV's windows: does the host's wake-up, which
+the all-done word waits for, stretch when the host is busy?).
 
     python tests/gpu/probe_done_flag.py [--json PATH]
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -42,6 +46,12 @@ SCENES = {
     "4 idle, profiling": [(2, 1, 600)] * 4,
     "a 16 GiB context exiting": [(16, 0, 7)],
 }
+# The host loaded instead of the GPU: processes that only spin on a core, as many as the host has
+# cores and then twice that. The worker's all-done word waits for its host thread to wake from
+# torch.cuda.synchronize(); on four H100s whose host ran other gradings, an int4 GEMV's windows of
+# 32 calls were charged about 80 us more than the calls' GPU time (eleventh session's README).
+SPINNER = "import time\nwhile True:\n    time.perf_counter()\n"
+LOADS = {"every core spinning": 1, "twice the cores spinning": 2}
 
 
 def child(sched: str, profile: bool) -> None:
@@ -165,6 +175,15 @@ def main() -> None:
         procs = [subprocess.Popen([sys.executable, "-c", BYSTANDER, *map(str, b)], stdout=subprocess.PIPE, text=True) for b in bystanders]
         for proc in procs:
             proc.stdout.readline()
+        rows = judge_config("default", False, block.ptr, block.handle, gate)
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+        result["scenes"][scene] = rows
+        cells = " ".join(f"{r['stream_done_us']:8.1f} {r['all_done_us']:8.1f} {r['all_done_p90_us']:8.1f}" for r in rows.values())
+        print(f"{scene:26} {cells}", flush=True)
+    for scene, per_core in LOADS.items():
+        procs = [subprocess.Popen([sys.executable, "-c", SPINNER]) for _ in range(per_core * (os.cpu_count() or 1))]
         rows = judge_config("default", False, block.ptr, block.handle, gate)
         for proc in procs:
             proc.kill()
