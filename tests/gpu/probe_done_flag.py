@@ -171,26 +171,24 @@ def main() -> None:
         print(f"{sched:9} {str(profile):8} {cells}", flush=True)
     print("per size: stream-done, all-done median, all-done p90 (us)")
     result["scenes"] = {}
+
+    def beside(scene: str, procs: list) -> None:
+        """The default configuration timed while ``procs`` run, which are then ended."""
+        rows = judge_config("default", False, block.ptr, block.handle, gate)
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+        result["scenes"][scene] = rows
+        cells = " ".join(f"{r['stream_done_us']:8.1f} {r['all_done_us']:8.1f} {r['all_done_p90_us']:8.1f}" for r in rows.values())
+        print(f"{scene:26} {cells}", flush=True)
+
     for scene, bystanders in SCENES.items():
         procs = [subprocess.Popen([sys.executable, "-c", BYSTANDER, *map(str, b)], stdout=subprocess.PIPE, text=True) for b in bystanders]
         for proc in procs:
             proc.stdout.readline()
-        rows = judge_config("default", False, block.ptr, block.handle, gate)
-        for proc in procs:
-            proc.kill()
-            proc.wait()
-        result["scenes"][scene] = rows
-        cells = " ".join(f"{r['stream_done_us']:8.1f} {r['all_done_us']:8.1f} {r['all_done_p90_us']:8.1f}" for r in rows.values())
-        print(f"{scene:26} {cells}", flush=True)
+        beside(scene, procs)
     for scene, per_core in LOADS.items():
-        procs = [subprocess.Popen([sys.executable, "-c", SPINNER]) for _ in range(per_core * (os.cpu_count() or 1))]
-        rows = judge_config("default", False, block.ptr, block.handle, gate)
-        for proc in procs:
-            proc.kill()
-            proc.wait()
-        result["scenes"][scene] = rows
-        cells = " ".join(f"{r['stream_done_us']:8.1f} {r['all_done_us']:8.1f} {r['all_done_p90_us']:8.1f}" for r in rows.values())
-        print(f"{scene:26} {cells}", flush=True)
+        beside(scene, [subprocess.Popen([sys.executable, "-c", SPINNER]) for _ in range(per_core * (os.cpu_count() or 1))])
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=1)
