@@ -205,3 +205,19 @@ def test_a_home_without_matplotlib_settings_grades_the_memory_step(tmp_path):
     done = subprocess.run([sys.executable, "-c", script], input=code, env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["status"] == "FAIL" and "have no gradient after your step" in result["cases"][0], result
+
+
+def test_a_worker_that_fails_while_starting_leaves_its_traceback(tmp_path):
+    """A memory harness asked of a problem that has no model fails inside the worker's start: the
+    worker prints the traceback to its log and exits 3, where it used to exit 0 and say nothing."""
+    from autograder.session import Session, WorkerGone
+
+    log = tmp_path / "output.log"
+    session = Session("learner", "cpu", str(tmp_path), str(log))
+    try:
+        session.configure({"language": "python", "module": str(tmp_path / "absent.py"), "entry": "f", "problem": "act0.vector_add", "kind": "memory", "writable": [], "memory_seed": 1}, start_timeout=60)
+        with pytest.raises(WorkerGone, match="exited with code 3 while starting"):
+            session.wait_ready()
+    finally:
+        session.end()
+    assert "Traceback" in log.read_text() and "make_model" in log.read_text()
