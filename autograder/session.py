@@ -61,6 +61,10 @@ def submission_env(kernel_cache: str | None) -> dict:
     return env
 
 
+# How long a worker whose channel closed is given to end on its own before it is killed.
+GONE_WAIT_S = 2.0
+
+
 class Session:
     """One worker process. It starts knowing only its role and device (its imports, the CUDA context
     and the profiler's set-up run then, while nothing waits for them); ``configure`` tells it what
@@ -183,6 +187,12 @@ class Session:
         return header, payload
 
     def _gone(self, doing: str, detail: str = ""):
+        # The channel closed as the worker ends: its own exit status says how, read before end()
+        # kills it and collects every dead child (after which no status can be read: a worker that
+        # exited 3 was reported as 0 under load).
+        deadline = time.monotonic() + GONE_WAIT_S
+        while self.process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
         self.end()
         code = self.process.returncode
         import signal

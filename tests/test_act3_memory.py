@@ -209,15 +209,20 @@ def test_a_home_without_matplotlib_settings_grades_the_memory_step(tmp_path):
 
 def test_a_worker_that_fails_while_starting_leaves_its_traceback(tmp_path):
     """A memory harness asked of a problem that has no model fails inside the worker's start: the
-    worker prints the traceback to its log and exits 3, where it used to exit 0 and say nothing."""
-    from autograder.session import Session, WorkerGone
-
+    worker prints the traceback to its log and exits 3, where it used to exit 0 and say nothing.
+    In a process of its own, where no other grading's clean-up can collect the worker's status."""
     log = tmp_path / "output.log"
-    session = Session("learner", "cpu", str(tmp_path), str(log))
-    try:
-        session.configure({"language": "python", "module": str(tmp_path / "absent.py"), "entry": "f", "problem": "act0.vector_add", "kind": "memory", "writable": [], "memory_seed": 1}, start_timeout=60)
-        with pytest.raises(WorkerGone, match="exited with code 3 while starting"):
+    script = textwrap.dedent(f"""
+        from autograder.session import Session, WorkerGone
+        session = Session("learner", "cpu", {str(tmp_path)!r}, {str(log)!r})
+        setup = {{"language": "python", "module": {str(tmp_path / "absent.py")!r}, "entry": "f", "problem": "act0.vector_add", "kind": "memory", "writable": [], "memory_seed": 1}}
+        session.configure(setup, start_timeout=60)
+        try:
             session.wait_ready()
-    finally:
+        except WorkerGone as gone:
+            print(gone)
         session.end()
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert "exited with code 3 while starting" in done.stdout, done.stdout + done.stderr
     assert "Traceback" in log.read_text() and "make_model" in log.read_text()
