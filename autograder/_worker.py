@@ -105,8 +105,9 @@ def main(in_fd: int | None = None, out_fd: int | None = None, judge_pid: int | N
     os.register_at_fork(after_in_child=lambda: [_close(fd) for fd in (in_fd, out_fd)])
     base, signing_key = wire.receive(in_fd)
     worker = Worker(base)
-    # A worker that fails before it serves leaves its traceback in its log and a non-zero status,
-    # which the judge reports; one whose judge closed the channel ends quietly.
+    # A worker that fails (while starting, or with an exception its loop did not answer) leaves its
+    # traceback in its log and a non-zero status, which the judge reports; one whose judge closed the
+    # channel ends quietly.
     status = 0
     try:
         worker.warm()
@@ -121,7 +122,7 @@ def main(in_fd: int | None = None, out_fd: int | None = None, judge_pid: int | N
         worker.serve(channel)
     except wire.WireError:
         pass
-    except BaseException:  # noqa: BLE001 -- the grader's own failure while starting, for the judge to report
+    except BaseException:  # noqa: BLE001 -- the grader's own failure, for the judge to report
         traceback.print_exc()
         status = 3
     finally:

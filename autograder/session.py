@@ -61,8 +61,7 @@ def submission_env(kernel_cache: str | None) -> dict:
     return env
 
 
-# How long a worker whose channel closed is given to end on its own before it is killed.
-GONE_WAIT_S = 2.0
+GONE_WAIT_S = 2.0  # how long a worker whose channel closed may take to end on its own before it is killed
 
 
 class Session:
@@ -187,18 +186,19 @@ class Session:
         return header, payload
 
     def _gone(self, doing: str, detail: str = ""):
-        # The channel closed as the worker ends: its own exit status says how, read before end()
-        # kills it and collects every dead child (after which no status can be read: a worker that
-        # exited 3 was reported as 0 under load).
-        deadline = time.monotonic() + GONE_WAIT_S
-        while self.process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.01)
+        # The channel closed as the worker ends: its own exit status, not end()'s kill, says how.
+        self._wait_exit(GONE_WAIT_S)
         self.end()
         code = self.process.returncode
         import signal
 
         how = f"was killed by signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"exited with code {code}"
         raise WorkerGone("ERROR", f"the process running your code {how} while {doing}" + (f" ({detail})" if detail and code is None else ""))
+
+    def _wait_exit(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while self.process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
 
     def end(self, spare: tuple[int, ...] = ()) -> None:
         """Stop the worker and everything it started: the judge is a subreaper, so a process the
@@ -209,10 +209,10 @@ class Session:
                 os.killpg(self.process.pid, 9)
             except (ProcessLookupError, PermissionError):
                 pass
+        # Its status first: the sweep below collects every dead child of the judge, after which none
+        # can be read (a worker that exited 3 was reported as 0 under load).
+        self._wait_exit(10.0)
         osguard.kill_descendants(os.getpid(), spare=spare)
-        deadline = time.monotonic() + 10
-        while self.process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.01)
         for fd in (self._to_worker, self._from_worker):
             try:
                 os.close(fd)
