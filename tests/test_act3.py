@@ -7,6 +7,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
+import subprocess
+import sys
 import types
 from pathlib import Path
 
@@ -284,21 +287,60 @@ def _graph_grading(make_graphed) -> dict:
         assert request["op"] == "harness"
         return harness(module, "make_graphed", request, payload, "cpu", lambda exc: {"type": type(exc).__name__, "message": str(exc)})
 
+    # A stand-in for the worker's process, which the judge pins to its own CPU while it times.
+    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    pinned = {}
+
+    def end():
+        pinned["worker"] = os.sched_getaffinity(worker.pid)
+        pinned["judge"] = os.sched_getaffinity(0)
+
     grading_ = types.SimpleNamespace(
         device="cpu", problem=problem, stopped=False, result=ProblemResult(problem=problem.name),
-        learner=types.SimpleNamespace(ask=ask, end=lambda: None), remaining=lambda: 60.0, stage=lambda name: None,
+        learner=types.SimpleNamespace(ask=ask, end=end, process=worker), remaining=lambda: 60.0, stage=lambda name: None,
     )
     grading_.fail_hard = lambda status, message, traceback=None: judge_grading.Grading.fail_hard(grading_, status, message, traceback)
     grading_.pass_if_all = lambda good, bad: judge_grading.Grading.pass_if_all(grading_, good, bad)
-    graphs.grade(grading_)
-    return grading_.result.to_dict()
+    try:
+        graphs.grade(grading_)
+    finally:
+        worker.kill()
+        worker.wait()
+    return {**grading_.result.to_dict(), "pinned": pinned}
 
 
 def test_a_wrapper_that_computes_the_step_passes_and_is_timed_against_eager():
+    before = os.sched_getaffinity(0)
     result = _graph_grading(lambda step, example: step)
     assert result["status"] == "PASS", result
     assert len(result["cases"]) == 2 and result["graph"]["ratio"] > 0
     assert "us per step replayed" in result["speed_note_text"]
+    graph = result["graph"]
+    # An eager window beside each replay window, three more once the worker is gone, the fastest compared.
+    assert len(graph["replay_windows_us"]) == 3 and len(graph["eager_windows_us"]) == 6 and graph["eager_beside_worker"] == 3
+    assert graph["eager_us"] == min(graph["eager_windows_us"])
+    # Both loops ran on the judge's CPU, and the judge had its CPUs back after.
+    assert result["pinned"] == {"worker": {graph["cpu"]}, "judge": {graph["cpu"]}}
+    assert os.sched_getaffinity(0) == before
+
+
+def test_every_thread_of_the_worker_runs_on_the_judges_cpu_while_it_times():
+    from autograder import osguard
+
+    # Two threads, not dumpable (as a sealed judge's children may be): the judge pins both.
+    code = "import threading, time; from autograder import osguard; osguard.hide_memory(); threading.Thread(target=time.sleep, args=(60,)).start(); print('up', flush=True); time.sleep(60)"
+    worker = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, cwd=ROOT)
+    try:
+        assert worker.stdout.readline().strip() == b"up"
+        before = os.sched_getaffinity(0)
+        with osguard.on_one_cpu(worker.pid) as cpu:
+            threads = [int(t) for t in os.listdir(f"/proc/{worker.pid}/task")]
+            assert len(threads) == 2 and all(os.sched_getaffinity(t) == {cpu} for t in threads)
+            assert os.sched_getaffinity(0) == {cpu} and cpu in before
+        assert os.sched_getaffinity(0) == before
+    finally:
+        worker.kill()
+        worker.wait()
 
 
 def test_a_replay_of_the_captured_input_fails():
