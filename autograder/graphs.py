@@ -29,6 +29,8 @@ from .result import CaseResult, MetricValue
 # Timed windows of each side; the best of them is compared. The replays' windows also include the
 # request's round trip and the outputs' copy back (a fraction of a millisecond against tens).
 WINDOWS = 3
+MOVED = ("your code moved its threads off the CPU core the grader timed on (os.sched_setaffinity or the like): the "
+         "replays and the eager steps are compared on one core, and the replays must stay where the grader put them")
 CAPTURE_HINTS = (
     ("capturing", "something in the captured region synchronised with the CPU (.item(), .cpu(), print of a tensor, "
      "torch.cuda.synchronize) or used a stream that was not capturing: warm up before the capture and keep the CPU out of it"),
@@ -160,8 +162,11 @@ def grade(g) -> None:
             case = _compare(step, timed, header, data, g.device, f"timed window {window + 1}: {len(timed)} calls, each on its own input")
             if not case["passed"]:
                 break
+        moved = osguard.threads_off(g.learner.process.pid, cpu)
         g.learner.end()
         g.result.cases.append(CaseResult.from_dict(case))
+        if moved:
+            g.result.cases.append(CaseResult.from_dict({"size": "timed windows", "passed": False, "message": MOVED}))
         g.pass_if_all("replay(x) computes step(x) on every input", "replay(x) does not compute step(x)")
         if g.result.status != "PASS":
             return

@@ -273,7 +273,7 @@ def test_the_solution_notebook_is_graded_in_full_on_a_cpu():
 # --- 3.4: a CUDA graph for a launch-bound loop (the judge's logic, run on a CPU step) ---------------
 
 
-def _graph_grading(make_graphed) -> dict:
+def _graph_grading(make_graphed, moves_off: bool = False) -> dict:
     """graphs.grade with the worker's harness called in this process, on the CPU: every check but
     the capture itself, which needs a GPU (the GPU run grades the solution notebook and the
     adversarial submissions on one)."""
@@ -285,10 +285,12 @@ def _graph_grading(make_graphed) -> dict:
 
     def ask(request, payload=b"", timeout=None):
         assert request["op"] == "harness"
+        if moves_off and request["action"] == "run":
+            _move_off(worker)
         return harness(module, "make_graphed", request, payload, "cpu", lambda exc: {"type": type(exc).__name__, "message": str(exc)})
 
     # A stand-in for the worker's process, which the judge pins to its own CPU while it times.
-    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    worker = _stand_in_worker()
     pinned = {}
 
     def end():
@@ -324,23 +326,58 @@ def test_a_wrapper_that_computes_the_step_passes_and_is_timed_against_eager():
     assert os.sched_getaffinity(0) == before
 
 
+# Two threads, not dumpable (as a sealed judge's children may be); a line on its input moves every
+# thread back onto all the CPUs it started with, as a submission calling os.sched_setaffinity would.
+STAND_IN = """
+import os, sys, threading, time
+from autograder import osguard
+osguard.hide_memory()
+everywhere = os.sched_getaffinity(0)
+threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+print("up", flush=True)
+for line in sys.stdin:
+    for thread in os.listdir("/proc/self/task"):
+        os.sched_setaffinity(int(thread), everywhere)
+    print("moved", flush=True)
+"""
+
+
+def _stand_in_worker() -> subprocess.Popen:
+    worker = subprocess.Popen([sys.executable, "-c", STAND_IN], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT)
+    assert worker.stdout.readline().strip() == b"up"
+    return worker
+
+
+def _move_off(worker: subprocess.Popen) -> None:
+    worker.stdin.write(b"move\n")
+    worker.stdin.flush()
+    assert worker.stdout.readline().strip() == b"moved"
+
+
 def test_every_thread_of_the_worker_runs_on_the_judges_cpu_while_it_times():
     from autograder import osguard
 
-    # Two threads, not dumpable (as a sealed judge's children may be): the judge pins both.
-    code = "import threading, time; from autograder import osguard; osguard.hide_memory(); threading.Thread(target=time.sleep, args=(60,)).start(); print('up', flush=True); time.sleep(60)"
-    worker = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, cwd=ROOT)
+    worker = _stand_in_worker()
     try:
-        assert worker.stdout.readline().strip() == b"up"
         before = os.sched_getaffinity(0)
         with osguard.on_one_cpu(worker.pid) as cpu:
             threads = [int(t) for t in os.listdir(f"/proc/{worker.pid}/task")]
             assert len(threads) == 2 and all(os.sched_getaffinity(t) == {cpu} for t in threads)
             assert os.sched_getaffinity(0) == {cpu} and cpu in before
+            assert osguard.threads_off(worker.pid, cpu) == []
+            _move_off(worker)
+            assert sorted(osguard.threads_off(worker.pid, cpu)) == sorted(threads)
         assert os.sched_getaffinity(0) == before
     finally:
         worker.kill()
         worker.wait()
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="a worker can move off the grader's CPU only where there is another")
+def test_replays_that_move_off_the_graders_cpu_fail():
+    result = _graph_grading(lambda step, example: step, moves_off=True)
+    assert result["status"] == "FAIL", result
+    assert "moved its threads off the CPU core" in result["cases"][-1]["message"], result
 
 
 def test_a_replay_of_the_captured_input_fails():
