@@ -23,7 +23,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from . import osguard
+from . import pinning
 from .result import CaseResult, MetricValue
 
 # Timed windows of each side; the best of them is compared. The replays' windows also include the
@@ -150,7 +150,7 @@ def grade(g) -> None:
     _ask(g, {"action": "inputs"}, pickle.dumps(timed))
     eager = _Eager(step, timed, g.device)
     replay_windows, eager_windows = [], []
-    with osguard.on_one_cpu(g.learner.process.pid) as cpu:
+    with pinning.on_one_cpu(g.learner.process.pid) as cpu:
         for window in range(WINDOWS):
             # An eager window beside each replay window, the worker idle, so that both follow the
             # host's load as it changes; the learner's process can only slow these down, and the
@@ -162,7 +162,7 @@ def grade(g) -> None:
             case = _compare(step, timed, header, data, g.device, f"timed window {window + 1}: {len(timed)} calls, each on its own input")
             if not case["passed"]:
                 break
-        moved = osguard.threads_off(g.learner.process.pid, cpu)
+        moved = pinning.threads_off(g.learner.process.pid, cpu)
         g.learner.end()
         g.result.cases.append(CaseResult.from_dict(case))
         if moved:

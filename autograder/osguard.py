@@ -6,7 +6,6 @@ All of it is Linux-specific and best effort elsewhere: each function says whethe
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import os
 import signal
@@ -230,61 +229,3 @@ def _reap(spare: tuple[int, ...]) -> None:
             os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:
             pass
-
-
-@contextlib.contextmanager
-def on_one_cpu(*pids: int):
-    """Run the calling thread and every thread of ``pids`` on the caller's CPU, yielded (None where
-    nothing was pinned), and give the caller its CPUs back after. Two launch-bound loops timed in two
-    processes are then paced by one core: left where the scheduler put them, the same eager step ran
-    47% apart in the judge and the worker (results/runs/2026-11-27-4xh100-thirteenth-session/)."""
-    if not _LINUX:
-        yield None
-        return
-    allowed, cpu = os.sched_getaffinity(0), _current_cpu()
-    cpu = cpu if cpu in allowed else min(allowed)
-    os.sched_setaffinity(0, {cpu})
-    try:
-        for pid in pids:
-            pinned: set[int] = set()
-            # Later threads inherit their creator's CPU; one started meanwhile is in the next listing.
-            for _ in range(5):
-                new = set(_threads(pid)) - pinned
-                if not new:
-                    break
-                for thread in new:
-                    with contextlib.suppress(OSError):
-                        os.sched_setaffinity(thread, {cpu})
-                pinned |= new
-        yield cpu
-    finally:
-        os.sched_setaffinity(0, allowed)
-
-
-def threads_off(pid: int, cpu: int | None) -> list[int]:
-    """The threads of ``pid`` that may run on another CPU than ``cpu``: moved there by the process
-    itself after on_one_cpu pinned it (threads that ended meanwhile are left out)."""
-    return [] if cpu is None else [t for t in _threads(pid) if _affinity(t) not in (None, {cpu})]
-
-
-def _affinity(thread: int) -> set[int] | None:
-    with contextlib.suppress(OSError):
-        return os.sched_getaffinity(thread)
-    return None
-
-
-def _current_cpu() -> int:
-    """The CPU the calling thread last ran on (field 39 of its stat line), -1 if unknown."""
-    try:
-        with open("/proc/thread-self/stat", "rb") as f:
-            stat = f.read()
-        return int(stat[stat.rfind(b")") + 2 :].split()[36])
-    except (OSError, ValueError, IndexError):
-        return -1
-
-
-def _threads(pid: int) -> list[int]:
-    try:
-        return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
-    except OSError:
-        return [pid]

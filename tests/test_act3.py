@@ -355,18 +355,18 @@ def _move_off(worker: subprocess.Popen) -> None:
 
 
 def test_every_thread_of_the_worker_runs_on_the_judges_cpu_while_it_times():
-    from autograder import osguard
+    from autograder import pinning
 
     worker = _stand_in_worker()
     try:
         before = os.sched_getaffinity(0)
-        with osguard.on_one_cpu(worker.pid) as cpu:
+        with pinning.on_one_cpu(worker.pid) as cpu:
             threads = [int(t) for t in os.listdir(f"/proc/{worker.pid}/task")]
             assert len(threads) == 2 and all(os.sched_getaffinity(t) == {cpu} for t in threads)
             assert os.sched_getaffinity(0) == {cpu} and cpu in before
-            assert osguard.threads_off(worker.pid, cpu) == []
+            assert pinning.threads_off(worker.pid, cpu) == []
             _move_off(worker)
-            assert sorted(osguard.threads_off(worker.pid, cpu)) == sorted(threads)
+            assert sorted(pinning.threads_off(worker.pid, cpu)) == sorted(threads)
         assert os.sched_getaffinity(0) == before
     finally:
         worker.kill()
