@@ -36,6 +36,10 @@ def on_one_cpu(*pids: int):
                 for thread in new:
                     _pin(thread, {cpu})
                 pinned |= new
+        # A process that could not be pinned (another user's) leaves both loops where they were.
+        if any(threads_off(pid, cpu) for pid in pids):
+            cpu = None
+            _pin(0, allowed)
         yield cpu
     finally:
         _pin(0, allowed)

@@ -373,6 +373,24 @@ def test_every_thread_of_the_worker_runs_on_the_judges_cpu_while_it_times():
         worker.wait()
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="on one CPU every process is already pinned to it")
+def test_a_worker_that_cannot_be_pinned_leaves_both_loops_unpinned(monkeypatch):
+    from autograder import pinning
+
+    refused = pinning._pin
+    monkeypatch.setattr(pinning, "_pin", lambda thread, cpus: thread == 0 and refused(thread, cpus))
+    worker = _stand_in_worker()
+    try:
+        before = os.sched_getaffinity(0)
+        with pinning.on_one_cpu(worker.pid) as cpu:
+            # Not a worker that moved itself: nothing is pinned, and nothing is said to have moved.
+            assert cpu is None and os.sched_getaffinity(0) == before
+            assert pinning.threads_off(worker.pid, cpu) == []
+    finally:
+        worker.kill()
+        worker.wait()
+
+
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="a worker can move off the grader's CPU only where there is another")
 def test_replays_that_move_off_the_graders_cpu_fail():
     result = _graph_grading(lambda step, example: step, moves_off=True)
