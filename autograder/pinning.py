@@ -26,6 +26,7 @@ def on_one_cpu(*pids: int):
         yield None
         return
     try:
+        refused = False
         for pid in pids:
             pinned: set[int] = set()
             # Later threads inherit their creator's CPU; one started meanwhile is in the next listing.
@@ -34,10 +35,12 @@ def on_one_cpu(*pids: int):
                 if not new:
                     break
                 for thread in new:
-                    _pin(thread, {cpu})
+                    # Refused for a thread still there (another user's process), not one that ended.
+                    refused |= not _pin(thread, {cpu}) and os.path.exists(f"/proc/{pid}/task/{thread}")
                 pinned |= new
-        # A process that could not be pinned (another user's) leaves both loops where they were.
-        if any(threads_off(pid, cpu) for pid in pids):
+        # A process that could not be pinned leaves both loops where they were; one that moved
+        # itself afterwards is what threads_off finds.
+        if refused:
             cpu = None
             _pin(0, allowed)
         yield cpu
