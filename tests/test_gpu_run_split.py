@@ -34,3 +34,17 @@ def test_workers_spread_round_robin_over_the_gpus():
     assert [gpu_for_worker(f"gw{i}", "0,1,2,3") for i in range(6)] == ["0", "1", "2", "3", "0", "1"]
     assert gpu_for_worker("gw5", "0") == "0"
     assert gpu_for_worker("gw1", " 2, 5 ") == "5"
+
+
+def test_the_tests_that_load_every_core_run_only_in_their_own_step():
+    """Processes spinning on every core would stretch the other tracks' timings: tests named
+    busy_host run in run.sh's "busy" step alone, never with the solutions."""
+    import re
+    from pathlib import Path
+
+    script = (Path(__file__).resolve().parent / "gpu" / "run.sh").read_text()
+    solutions = next(line for line in script.splitlines() if line.startswith("has solutions && step pytest-gpu "))
+    busy = next(line for line in script.splitlines() if line.startswith("has busy && step "))
+    assert "not busy_host" in solutions and re.search(r"-k busy_host\b", busy)
+    busy_tests = [name for path in (Path(__file__).resolve().parent / "gpu").glob("test_*.py") for name in re.findall(r"^def (test_\w*busy_host\w*)", path.read_text(), re.M)]
+    assert busy_tests, "no test is named busy_host"

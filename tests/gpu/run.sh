@@ -110,7 +110,7 @@ fi
 # SOLUTIONS_K narrows this step (a pytest -k expression) where one call cannot hold it: on an H100
 # the solutions take about 8 minutes, so they run in two calls and the benchmark tables are built
 # from both calls' graded results (`python -m autograder bench --from DIR` needs no GPU).
-has solutions && step pytest-gpu timeout "${NOTEBOOKS_S:-480}" "${PYTEST[@]}" "${SPREAD[@]}" -m "gpu and not multigpu" -v --durations=12 -k "not stability and not test_untouched_exercise and not test_exact_solution and (${SOLUTIONS_K:-not nothing})" tests/gpu
+has solutions && step pytest-gpu timeout "${NOTEBOOKS_S:-480}" "${PYTEST[@]}" "${SPREAD[@]}" -m "gpu and not multigpu" -v --durations=12 -k "not stability and not busy_host and not test_untouched_exercise and not test_exact_solution and (${SOLUTIONS_K:-not nothing})" tests/gpu
 # How long a learner waits for a graded cell, a judge started ahead as after a notebook's set-up
 # cell (tests/gpu/grading_time.py; TIMING_PROBLEMS names the solutions, each graded three times).
 # shellcheck disable=SC2086
@@ -153,6 +153,10 @@ has verdicts && step pytest-adversarial-gpu timeout "${ADVERSARIAL_S:-300}" "${P
 # How many launches a stream takes behind an unwritten wait word before the host blocks
 # (tests/gpu/probe_launch_queue.py): the depth behind autograder.windows' halving of the library's calls.
 has probe && step probe-launch-queue timeout "${PROBE_S:-240}" "$PY" tests/gpu/probe_launch_queue.py "$RUN/launch-queue.json"
+# The tests that time beside processes spinning on every core of the host (busy_host in their names:
+# the CUDA-graph exercise's two loops on one core): they load the CPUs every track shares, so a call
+# runs them with no other track timing anything.
+has busy && step pytest-busy-host timeout "${BUSY_S:-240}" "${PYTEST[@]}" -m gpu -v -k busy_host tests/gpu
 # Nsight Compute's counters of the kernels the book explains (the SGEMM steps, Act 1's transpose and
 # reduction, the strided read), into ncu/ of the archive (tests/gpu/profile_ncu.py; about 2 minutes).
 has ncu && step ncu timeout "${NCU_S:-300}" "$PY" tests/gpu/profile_ncu.py
