@@ -156,7 +156,7 @@ has probe && step probe-launch-queue timeout "${PROBE_S:-240}" "$PY" tests/gpu/p
 # The tests that time beside processes spinning on every core of the host (busy_host in their names:
 # the CUDA-graph exercise's two loops on one core): they load the CPUs every track shares, so a call
 # runs them with no other track timing anything.
-has busy && step pytest-busy-host timeout "${BUSY_S:-240}" "${PYTEST[@]}" -m gpu -v -k busy_host tests/gpu
+has busy && step pytest-busy-host timeout "${BUSY_S:-420}" "${PYTEST[@]}" -m gpu -v -k busy_host tests/gpu
 # Nsight Compute's counters of the kernels the book explains (the SGEMM steps, Act 1's transpose and
 # reduction, the strided read), into ncu/ of the archive (tests/gpu/profile_ncu.py; about 2 minutes).
 has ncu && step ncu timeout "${NCU_S:-300}" "$PY" tests/gpu/profile_ncu.py

@@ -45,6 +45,7 @@ def _busy_host():
             spinner.wait()
 
 
+@pytest.mark.timeout(400)  # two gradings, each process sharing its core with spinning ones
 def test_the_cuda_graph_ratio_holds_on_a_busy_host():
     """An eager step handed back as its own graph reads about 1x eager with every core busy (it read
     1.465x beside three other tracks' gradings before both loops were timed on one core), and the
