@@ -398,6 +398,23 @@ def test_replays_that_move_off_the_graders_cpu_fail():
     assert "moved its threads off the CPU core" in result["cases"][-1]["message"], result
 
 
+def test_a_replay_that_keeps_outputs_by_input_gains_nothing():
+    """Outputs kept by their input's address: with the same inputs in every timed window this read
+    121x eager; every window now has inputs of its own."""
+    def make_graphed(step, example):
+        seen = {}
+
+        def replay(x):
+            if x.data_ptr() not in seen:
+                seen[x.data_ptr()] = step(x)
+            return seen[x.data_ptr()]
+
+        return replay
+
+    result = _graph_grading(make_graphed)
+    assert result["status"] == "FAIL" or result["graph"]["ratio"] < 1.5, result.get("graph")
+
+
 def test_a_replay_of_the_captured_input_fails():
     def cached(step, example):
         out = step(example)
