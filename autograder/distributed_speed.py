@@ -45,12 +45,11 @@ def compare_speed(g, speed: BusBandwidthSpeed, backend: str) -> dict:
     """The timed protocol on ``backend`` (NCCL in a grading; gloo on CPU tensors in the tests, which
     exercise the same protocol without GPUs)."""
     row = {"world_size": speed.world_size, "numel": speed.numel, "bytes": speed.numel * 4, "backend": backend}
-    seed = secrets.randbits(40)
     learner = Ranks(g, 0, reuse_learner=False)
     try:
         if learner.grow(speed.world_size):
             return {"note": "your code could not be loaded for the timed run"}
-        timed = _timed_run(g, learner, speed, seed, backend, check=True)
+        timed = _timed_run(g, learner, speed, backend, check=True)
     except WorkerGone as exc:
         # The cases passed, so their points stand: a rank that dies only on the timed run's backend
         # costs the speed part, and the note says where.
@@ -66,7 +65,7 @@ def compare_speed(g, speed: BusBandwidthSpeed, backend: str) -> dict:
     except WorkerGone as exc:
         return {**row, "note": f"the library's collective could not be timed: {exc}"}
     try:
-        base = _timed_run(g, library, speed, seed, backend, check=False)
+        base = _timed_run(g, library, speed, backend, check=False)
     except WorkerGone as exc:
         base = {"note": str(exc)}
     finally:
@@ -112,15 +111,17 @@ def _start_library_ranks(g, speed: BusBandwidthSpeed, ranks: Ranks, path: str) -
             raise RuntimeError(f"the library's ranks could not load their collective: {header}")
 
 
-def _timed_run(g, ranks: Ranks, speed: BusBandwidthSpeed, seed: int, backend: str, check: bool) -> dict:
+def _timed_run(g, ranks: Ranks, speed: BusBandwidthSpeed, backend: str, check: bool) -> dict:
     """Arm every rank (inputs made, one untimed call, a barrier), then time from the go to the last
-    answer; the best of three rounds. With ``check``, two calls picked afterwards are read back and
-    compared with the sum the judge computes itself."""
+    answer; the best of three rounds, each on inputs of its own (no round repeats an earlier one's, so
+    a collective that kept its answers has none to give). With ``check``, two calls picked afterwards
+    are read back and compared with the sum the judge computes itself."""
     from .ranks import bench_input, bench_shift
 
     world = speed.world_size
     rounds = []
     for _ in range(3):
+        seed = secrets.randbits(40)
         port = free_port()
         arm = [({"op": "rank_arm", "rank": r, "world_size": world, "port": port, "timeout": 300, "backend": backend, "numel": speed.numel, "seed": seed, "calls": speed.calls}, b"") for r in range(world)]
         answers = ranks.exchange(world, arm, min(300.0, g.remaining()), "the untimed call")
