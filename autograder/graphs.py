@@ -29,8 +29,9 @@ from .result import CaseResult, MetricValue
 # Timed windows of each side; the best of them is compared. The replays' windows also include the
 # request's round trip and the outputs' copy back (a fraction of a millisecond against tens).
 WINDOWS = 3
-MOVED = ("your code moved its threads off the CPU core the grader timed on (os.sched_setaffinity or the like): the "
-         "replays and the eager steps are compared on one core, and the replays must stay where the grader put them")
+MOVED = ("your code moved its threads off the CPU core the grader timed on, or changed their priority (os.sched_setaffinity, "
+         "os.setpriority or the like): the replays and the eager steps are compared on one core at one priority, and the "
+         "replays must stay as the grader put them")
 CAPTURE_HINTS = (
     ("capturing", "something in the captured region synchronised with the CPU (.item(), .cpu(), print of a tensor, "
      "torch.cuda.synchronize) or used a stream that was not capturing: warm up before the capture and keep the CPU out of it"),

@@ -86,6 +86,7 @@ class Grading:
         from . import honesty
 
         self.own_kernels = honesty.own_kernel_names(self.source)
+        kept = None
         try:
             if self.device == "cuda" and kind in ("kernel", "measured"):
                 from . import ceilings
@@ -100,6 +101,8 @@ class Grading:
             self.result.versions, self.result.sandbox, self.result.channel = ready.get("versions"), ready.get("sandbox"), ready.get("channel")
             if ready.get("device_name"):
                 self.result.device_name = ready["device_name"]
+            # How the grader's processes are scheduled before any of the learner's code runs.
+            kept = self._scheduling()
             if not self._load(kind):
                 return self.result
             self.stage("learner's code loaded")
@@ -138,7 +141,27 @@ class Grading:
             for session in (self.learner, self.helper):
                 if session is not None:
                     session.end()
+            self._scheduling_kept(kept)
         return self.result
+
+    def _scheduling(self) -> dict:
+        from . import pinning
+
+        helper = [self.helper.process.pid] if self.helper is not None else []
+        return {**pinning.scheduling([os.getpid(), *helper]), **pinning.scheduling([os.getppid()], main_only=True)}
+
+    def _scheduling_kept(self, kept: dict | None) -> None:
+        """The learner's process may lower the priority of (or move) any process of its user, and the
+        change outlives it, into the baselines timed once it is gone: such a grading is rejected, and
+        the processes are put back where the system allows it."""
+        from . import pinning
+
+        moved = pinning.changed(kept) if kept else []
+        if moved:
+            pinning.restore(kept)
+            self.fail_hard("REJECT", "your code changed how the grader's processes are scheduled on the CPUs (their nice value, policy "
+                           "or cores: os.setpriority, os.sched_setaffinity or the like), which would slow down the baselines timed "
+                           "after it: " + "; ".join(moved[:4]))
 
     def _configure(self, session, module: str, entry: str, language: str):
         role = session.setup["role"]

@@ -1,6 +1,14 @@
-"""One CPU core for two launch-bound loops that are compared: a loop of small kernel launches runs as
+"""How the grader's processes are scheduled on the host's CPUs, which the timings it takes on the host
+depend on.
+
+One CPU core for two launch-bound loops that are compared: a loop of small kernel launches runs as
 fast as the core that launches it, so the judge times its eager loop and the learner's worker its
 replays on the same core (autograder.graphs), and a worker that moves itself off that core is seen.
+
+And what the learner's process must leave alone: a process may lower the priority of, or move, any
+process of its user (its parent judge, the trusted helper, the process that forks the judges), and
+the change outlives it, into the baselines timed once it is gone. The judge takes the nice value,
+policy and CPUs of those processes before the learner's code loads and compares them at the end.
 """
 
 from __future__ import annotations
@@ -39,10 +47,11 @@ def on_one_cpu(*pids: int):
                     refused |= not _pin(thread, {cpu}) and os.path.exists(f"/proc/{pid}/task/{thread}")
                 pinned |= new
         # A process that could not be pinned leaves both loops where they were; one that moved
-        # itself afterwards is what threads_off finds.
+        # itself afterwards, or changed its threads' priority, is what threads_off finds.
         if refused:
             cpu = None
             _pin(0, allowed)
+        _PRIORITY.update({pid: (_schedule(pid) or (None, None))[:2] for pid in pids})
         yield cpu
     finally:
         _pin(0, allowed)
@@ -56,10 +65,18 @@ def _pin(thread: int, cpus: set[int]) -> bool:
     return True
 
 
+# The nice value and policy of each process on_one_cpu pinned, as they were when it pinned them.
+_PRIORITY: dict[int, tuple] = {}
+
+
 def threads_off(pid: int, cpu: int | None) -> list[int]:
-    """The threads of ``pid`` that may run on another CPU than ``cpu``: moved there by the process
-    itself after on_one_cpu pinned it (threads that ended meanwhile are left out)."""
-    return [] if cpu is None else [t for t in _threads(pid) if _affinity(t) not in (None, {cpu})]
+    """The threads of ``pid`` that may run on another CPU than ``cpu``, or with another priority than
+    its first thread had: changed by the process itself after on_one_cpu pinned it (threads that
+    ended meanwhile are left out). A raised priority (root may) would win a busy core from the
+    processes the judge's own loop shares it with."""
+    if cpu is None:
+        return []
+    return [t for t in _threads(pid) if (state := _schedule(t)) is not None and (state[2] != {cpu} or state[:2] != _PRIORITY.get(pid, state[:2]))]
 
 
 def _affinity(thread: int) -> set[int] | None:
@@ -83,3 +100,40 @@ def _threads(pid: int) -> list[int]:
         return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
     except OSError:
         return [pid]
+
+
+def scheduling(pids, main_only: bool = False) -> dict[int, dict[int, tuple]]:
+    """Per process, per thread (its first thread only, with ``main_only``): (nice value, scheduling
+    policy, CPUs)."""
+    return {pid: {thread: state for thread in ([pid] if main_only else _threads(pid)) if (state := _schedule(thread)) is not None} for pid in pids}
+
+
+def changed(before: dict[int, dict[int, tuple]]) -> list[str]:
+    """The threads of ``before`` (those still running) that are not scheduled as they were."""
+    found = []
+    for pid, threads in before.items():
+        for thread, was in threads.items():
+            # Still this process's thread (an id is reused only once it has ended).
+            now = _schedule(thread) if os.path.exists(f"/proc/{pid}/task/{thread}") else None
+            if now is not None and now != was:
+                found.append(f"thread {thread} of process {pid}: nice {was[0]} -> {now[0]}, policy {was[1]} -> {now[1]}, CPUs {sorted(was[2])} -> {sorted(now[2])}")
+    return found
+
+
+def restore(before: dict[int, dict[int, tuple]]) -> None:
+    """Each thread of ``before`` as it was, where the system allows it (raising a lowered priority
+    back needs a privilege the grader may not have)."""
+    for threads in before.values():
+        for thread, (nice, policy, cpus) in threads.items():
+            with contextlib.suppress(OSError):
+                os.sched_setscheduler(thread, policy, os.sched_param(0))
+            with contextlib.suppress(OSError):
+                os.setpriority(os.PRIO_PROCESS, thread, nice)
+            _pin(thread, set(cpus))
+
+
+def _schedule(thread: int) -> tuple | None:
+    try:
+        return os.getpriority(os.PRIO_PROCESS, thread), os.sched_getscheduler(thread), frozenset(os.sched_getaffinity(thread))
+    except OSError:
+        return None

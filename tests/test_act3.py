@@ -337,7 +337,10 @@ threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
 print("up", flush=True)
 for line in sys.stdin:
     for thread in os.listdir("/proc/self/task"):
-        os.sched_setaffinity(int(thread), everywhere)
+        if line.strip() == "nice":
+            os.setpriority(os.PRIO_PROCESS, int(thread), os.getpriority(os.PRIO_PROCESS, int(thread)) + 5)
+        else:
+            os.sched_setaffinity(int(thread), everywhere)
     print("moved", flush=True)
 """
 
@@ -348,8 +351,8 @@ def _stand_in_worker() -> subprocess.Popen:
     return worker
 
 
-def _move_off(worker: subprocess.Popen) -> None:
-    worker.stdin.write(b"move\n")
+def _move_off(worker: subprocess.Popen, how: str = "move") -> None:
+    worker.stdin.write(how.encode() + b"\n")
     worker.stdin.flush()
     assert worker.stdout.readline().strip() == b"moved"
 
@@ -368,6 +371,43 @@ def test_every_thread_of_the_worker_runs_on_the_judges_cpu_while_it_times():
             _move_off(worker)
             assert sorted(pinning.threads_off(worker.pid, cpu)) == sorted(threads)
         assert os.sched_getaffinity(0) == before
+    finally:
+        worker.kill()
+        worker.wait()
+
+
+def test_a_worker_that_lowers_or_raises_its_threads_priority_is_seen():
+    from autograder import pinning
+
+    worker = _stand_in_worker()
+    try:
+        with pinning.on_one_cpu(worker.pid) as cpu:
+            assert pinning.threads_off(worker.pid, cpu) == []
+            _move_off(worker, "nice")
+            assert len(pinning.threads_off(worker.pid, cpu)) == 2
+    finally:
+        worker.kill()
+        worker.wait()
+
+
+def test_the_judge_sees_its_processes_rescheduled_and_puts_back_what_it_may():
+    from autograder import pinning
+
+    worker = _stand_in_worker()
+    try:
+        kept = pinning.scheduling([worker.pid])
+        nice = os.getpriority(os.PRIO_PROCESS, worker.pid)
+        assert pinning.changed(kept) == []
+        _move_off(worker, "nice")
+        said = pinning.changed(kept)
+        assert len(said) == 2 and all(f"nice {nice} -> {nice + 5}" in line for line in said), said
+        everywhere = os.sched_getaffinity(worker.pid)
+        os.sched_setaffinity(worker.pid, {min(everywhere)})
+        assert any(f"CPUs {sorted(everywhere)} -> [{min(everywhere)}]" in line for line in pinning.changed(kept)) or len(everywhere) == 1
+        pinning.restore(kept)
+        # The CPUs always come back; a lowered priority only where raising it is allowed (root).
+        assert os.sched_getaffinity(worker.pid) == everywhere
+        assert (os.getpriority(os.PRIO_PROCESS, worker.pid) == nice) == (os.geteuid() == 0)
     finally:
         worker.kill()
         worker.wait()

@@ -1,7 +1,9 @@
 # expect: REJECT
 # devices: cpu cuda
 # entry: matmul_bias_gelu
-# cuBLAS does the product (x @ w) and only the epilogue is a Triton kernel of the learner's.
+# cuBLAS does the product and only the epilogue is a Triton kernel of the learner's. The product is
+# taken in float32: rounded to bf16 before the bias, one value of a 1x1x1 case fell outside its
+# tolerance in one CPU run (FAIL, before the check that rejects this).
 import torch
 import triton
 import triton.language as tl
@@ -19,7 +21,7 @@ def bias_gelu_kernel(z_ptr, b_ptr, o_ptr, N, BLOCK: tl.constexpr):
 
 def matmul_bias_gelu(x, w, bias):
     M, N = x.shape[0], w.shape[1]
-    z = x @ w
+    z = x.float() @ w.float()
     out = torch.empty((M, N), dtype=x.dtype, device=x.device)
     bias_gelu_kernel[(M, triton.cdiv(N, 1024))](z, bias, out, N, BLOCK=1024)
     return out
