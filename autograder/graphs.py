@@ -178,6 +178,12 @@ def grade(g) -> None:
             return
         beside = len(eager_windows)
         eager_windows += [eager.window() for _ in range(WINDOWS)]
+        # Moved or deprioritised by the worker while it ran, the judge's loop would have timed the
+        # eager step slow: on_one_cpu's exit puts its CPUs back, so it is looked at here.
+        if pinning.caller_moved(cpu):
+            g.fail_hard("REJECT", "your code moved the grader's process off the CPU core it times on, or lowered its priority "
+                        "(os.sched_setaffinity, os.setpriority or the like), which would slow down the eager steps it times")
+            return
     replay_s, eager_s = min(replay_windows), min(eager_windows)
     ratio = eager_s / replay_s
     # Every window's time per step is kept: both loops are paced by the host's CPU, and a ratio that

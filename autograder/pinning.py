@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 
 _LINUX = sys.platform.startswith("linux")
 
@@ -27,6 +28,8 @@ def on_one_cpu(*pids: int):
     processes are then paced by one core: left where the scheduler put them, the same eager step ran
     47% apart in the judge and the worker (results/runs/2026-11-27-4xh100-thirteenth-session/)."""
     allowed = _affinity(0) if _LINUX else None
+    me = threading.get_native_id()
+    _PRIORITY[me] = (_schedule(me) or (None, None))[:2]
     cpu = _current_cpu()
     cpu = cpu if allowed and cpu in allowed else min(allowed or {0})
     # A container may refuse it: then nothing is pinned.
@@ -77,6 +80,14 @@ def threads_off(pid: int, cpu: int | None) -> list[int]:
     if cpu is None:
         return []
     return [t for t in _threads(pid) if (state := _schedule(t)) is not None and (state[2] != {cpu} or state[:2] != _PRIORITY.get(pid, state[:2]))]
+
+
+def caller_moved(cpu: int | None) -> bool:
+    """Whether the calling thread, pinned to ``cpu`` by on_one_cpu, was moved or given another
+    priority since (by another process: on_one_cpu's exit would put its CPUs back unseen)."""
+    me = threading.get_native_id()
+    state = _schedule(me)
+    return cpu is not None and state is not None and (state[2] != {cpu} or state[:2] != _PRIORITY.get(me, state[:2]))
 
 
 def _affinity(thread: int) -> set[int] | None:

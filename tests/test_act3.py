@@ -455,6 +455,24 @@ def test_a_replay_that_keeps_outputs_by_input_gains_nothing():
     assert result["status"] == "FAIL" or result["graph"]["ratio"] < 1.5, result.get("graph")
 
 
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the judge can be moved off its CPU only where there is another")
+def test_a_judge_moved_off_its_core_while_it_times_rejects_the_grading():
+    """Here the harness runs in the judge's own thread, so a replay that moves its caller moves the
+    judge, as a worker moving its parent would: on_one_cpu's exit would put it back unseen."""
+    before = os.sched_getaffinity(0)
+
+    def make_graphed(step, example):
+        def replay(x):
+            os.sched_setaffinity(0, before)
+            return step(x)
+
+        return replay
+
+    result = _graph_grading(make_graphed)
+    assert result["status"] == "REJECT" and "moved the grader's process off the CPU core" in result["message"], result
+    assert os.sched_getaffinity(0) == before
+
+
 def test_a_replay_of_the_captured_input_fails():
     def cached(step, example):
         out = step(example)
