@@ -78,13 +78,25 @@ WHOLE = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
 PASSING = {"sendmsg": 46, "sendmmsg": 307}
 
 
+# The system calls that change how another process or thread is scheduled (its priority, policy,
+# CPUs, I/O priority, limits, memory placement), by the argument naming it: allowed for the caller
+# itself (0) only. Another process of the user (the judge, the trusted helper, another grading)
+# would keep the change after the worker is gone (autograder.pinning).
+SELF_ONLY = {
+    141: _ARG0 + 8, 142: _ARG0, 144: _ARG0, 203: _ARG0, 251: _ARG0 + 8, 256: _ARG0, 279: _ARG0, 302: _ARG0, 314: _ARG0,
+}  # setpriority sched_setparam sched_setscheduler sched_setaffinity ioprio_set migrate_pages move_pages prlimit64 sched_setattr
+
+
 def channel_program(fds: tuple[int, ...], passing: bool) -> bytes:
-    """A filter refusing ``fds`` to every system call (and, unless ``passing``, descriptor passing)."""
+    """A filter refusing ``fds`` to every system call (and, unless ``passing``, descriptor passing),
+    and refusing to change the scheduling of any process or thread but the caller."""
     refuse = _op(_RET, RET_ERRNO | errno.EPERM)
     allow = _op(_RET, RET_ALLOW)
     code = [_op(_LOAD, _ARCH), _op(_JEQ, AUDIT_ARCH_X86_64, jt=1), refuse, _op(_LOAD, _NR), _op(_JGE, X32_SYSCALL_BIT, jf=1), refuse]
     for number in sorted({**WHOLE, **({} if passing else PASSING)}.values()):
         code += [_op(_JEQ, number, jf=1), refuse]
+    for number, offset in sorted(SELF_ONLY.items()):
+        code += [_op(_JEQ, number, jf=4), _op(_LOAD, offset), _op(_JEQ, 0, jt=1), refuse, allow]
     for number, offsets in sorted(FD_ARGUMENTS.items()):
         block = [op for offset in offsets for op in [_op(_LOAD, offset), *(x for fd in fds for x in (_op(_JEQ, fd, jf=1), refuse))]]
         code += [_op(_JEQ, number, jf=len(block) + 1), *block, allow]
@@ -130,4 +142,4 @@ def forbid_channel(fds: tuple[int, ...], passing: bool = False) -> str:
     starts (autograder.channel); ``passing`` leaves descriptor passing to NCCL's ranks. Returns
     what took effect, in words."""
     failed = _unsupported() or _install(channel_program(fds, passing))
-    return f"{failed}: your code could reach the channel to the judge" if failed else "seccomp: the channel to the judge out of reach"
+    return f"{failed}: your code could reach the channel to the judge" if failed else "seccomp: the channel to the judge and other processes' scheduling out of reach"

@@ -413,6 +413,26 @@ def test_the_judge_sees_its_processes_rescheduled_and_puts_back_what_it_may():
         worker.wait()
 
 
+def test_a_grading_whose_processes_were_rescheduled_is_rejected():
+    """What the judge does at a grading's end where the worker's filter could not refuse the change
+    (not Linux on x86-64, or a thread started before the filter)."""
+    from autograder import judge_grading, pinning
+
+    worker = _stand_in_worker()
+    try:
+        kept = pinning.scheduling([worker.pid])
+        grading_ = types.SimpleNamespace(stopped=False, result=ProblemResult(problem="act0.vector_add"))
+        grading_.fail_hard = lambda status, message, traceback=None: judge_grading.Grading.fail_hard(grading_, status, message, traceback)
+        judge_grading.Grading._scheduling_kept(grading_, kept)
+        assert grading_.result.status is None or grading_.result.status != "REJECT"
+        _move_off(worker, "nice")
+        judge_grading.Grading._scheduling_kept(grading_, kept)
+        assert grading_.result.status == "REJECT" and "changed how the grader's processes are scheduled" in grading_.result.message
+    finally:
+        worker.kill()
+        worker.wait()
+
+
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="on one CPU every process is already pinned to it")
 def test_a_worker_that_cannot_be_pinned_leaves_both_loops_unpinned(monkeypatch):
     from autograder import pinning

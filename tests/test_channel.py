@@ -4,6 +4,7 @@ on them. Each check runs in a child Python: a seccomp filter stays for the life 
 
 from __future__ import annotations
 
+import ast
 import errno
 import os
 import subprocess
@@ -71,7 +72,7 @@ def test_messages_cross_while_the_learners_thread_is_refused_the_descriptors():
         """
     )
     lines = out.splitlines()
-    assert lines[0] == "seccomp: the channel to the judge out of reach"
+    assert lines[0] == "seccomp: the channel to the judge and other processes' scheduling out of reach"
     for tried in (lines[1], lines[2]):
         assert f"'write: {errno.EPERM}'" in tried and f"'read: {errno.EPERM}'" in tried and f"'dup: {errno.EPERM}'" in tried, tried
         assert f"'dup2: {errno.EPERM}'" in tried and f"'close: {errno.EPERM}'" in tried, tried
@@ -80,6 +81,44 @@ def test_messages_cross_while_the_learners_thread_is_refused_the_descriptors():
     assert lines[3] == "({'op': 'call', 'n': 1}, b'inputs')"
     assert lines[4] == "({'output': [1, 2]}, b'bytesbytesbytes')"
     assert lines[5] == "({'output': [3]}, b'')"
+
+
+def test_the_learners_code_changes_no_other_process_scheduling():
+    """Its own thread's priority, CPUs and limits, yes; its parent's (the judge's), or another
+    thread's of its own, no: those outlive the worker (autograder.pinning)."""
+    out = _child(
+        """
+        import os, resource, threading
+        print(seccomp.forbid_channel(channel.fds))
+        parent, cpus = os.getppid(), os.sched_getaffinity(0)
+        tried = {}
+        for name, call in {
+            "own nice": lambda: os.setpriority(os.PRIO_PROCESS, 0, os.getpriority(os.PRIO_PROCESS, 0) + 1),
+            "own cpus": lambda: os.sched_setaffinity(0, cpus),
+            "own limit": lambda: resource.prlimit(0, resource.RLIMIT_CORE, resource.getrlimit(resource.RLIMIT_CORE)),
+            "parent nice": lambda: os.setpriority(os.PRIO_PROCESS, parent, 19),
+            "parent cpus": lambda: os.sched_setaffinity(parent, cpus),
+            "parent policy": lambda: os.sched_setscheduler(parent, os.SCHED_IDLE, os.sched_param(0)),
+            "parent limit": lambda: resource.prlimit(parent, resource.RLIMIT_NOFILE, (64, 64)),
+            "sibling thread nice": lambda: os.setpriority(os.PRIO_PROCESS, helper.native_id, 19),
+        }.items():
+            if name.startswith("sibling"):
+                helper = threading.Thread(target=threading.Event().wait, args=(5,), daemon=True)
+                helper.start()
+            try:
+                call()
+                tried[name] = "done"
+            except OSError as exc:
+                tried[name] = exc.errno
+        print(tried)
+        """
+    )
+    lines = out.splitlines()
+    assert lines[0] == "seccomp: the channel to the judge and other processes' scheduling out of reach", out
+    tried = ast.literal_eval(lines[1])
+    assert tried["own nice"] == tried["own cpus"] == tried["own limit"] == "done", tried
+    for name in ("parent nice", "parent cpus", "parent policy", "parent limit", "sibling thread nice"):
+        assert tried[name] == errno.EPERM, tried
 
 
 def test_programs_the_learners_code_runs_open_their_own_files():
@@ -98,7 +137,7 @@ def test_programs_the_learners_code_runs_open_their_own_files():
     )
     lines = out.splitlines()
     assert lines[2].startswith("0 ["), out
-    assert lines[:2] == ["seccomp: the channel to the judge out of reach", "True"], out
+    assert lines[:2] == ["seccomp: the channel to the judge and other processes' scheduling out of reach", "True"], out
 
 
 def test_a_reply_the_channel_did_not_sign_is_told_apart():

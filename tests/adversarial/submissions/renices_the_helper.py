@@ -1,10 +1,12 @@
-# expect: REJECT
+# expect: PASS REJECT
 # problem: act0.vector_add
 # devices: cuda
-# says: changed how the grader's processes are scheduled
+# speed_at_most: 1.2
+# alone: yes
 # An honest kernel, and the judge's other children (the trusted helper that times the library) given
 # the lowest priority, every thread: the helper's launching would be slowed wherever its host paces
-# it. Graded on a GPU, where a timed grading has a helper.
+# it. Graded on a GPU, where a timed grading has a helper. Refused by the worker's system call filter
+# (PASS at its honest speed); rejected by the judge where no filter can be installed.
 import os
 
 import torch

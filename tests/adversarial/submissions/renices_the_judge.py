@@ -1,11 +1,12 @@
-# expect: REJECT
+# expect: PASS REJECT
 # problem: act0.vector_add
 # devices: cpu cuda
-# says: changed how the grader's processes are scheduled
 # An honest kernel, and at import the judge (this process's parent) set to the lowest priority and
-# moved onto one core: both outlive this process, into the library's timing once it is gone, where
-# any other load on that core would slow the baseline. The judge compares its processes' scheduling
-# with what it was before this code loaded.
+# moved onto one core: both would outlive this process, into the library's timing once it is gone,
+# where any other load on that core would slow the baseline. The worker's system call filter refuses
+# both (autograder.seccomp: scheduling of no process but the caller's own thread), so the kernel is
+# graded as it is (PASS); where no filter can be installed (not Linux on x86-64) the judge finds its
+# scheduling changed at the end and rejects the grading (autograder.pinning).
 import os
 
 import torch
@@ -13,9 +14,11 @@ import triton
 import triton.language as tl
 
 judge = os.getppid()
-os.setpriority(os.PRIO_PROCESS, judge, 19)
-os.sched_setaffinity(judge, {min(os.sched_getaffinity(judge))})
-
+try:
+    os.setpriority(os.PRIO_PROCESS, judge, 19)
+    os.sched_setaffinity(judge, {min(os.sched_getaffinity(judge))})
+except PermissionError:
+    pass
 
 @triton.jit
 def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
