@@ -73,7 +73,12 @@ FD_ARGUMENTS = {
     48: (_ARG0,), 54: (_ARG0,), 72: (_ARG0,), 275: (_ARG0, _ARG2), 276: (_ARG0, _ARG0 + 8), 278: (_ARG0,),  # shutdown setsockopt fcntl splice tee vmsplice
     292: (_ARG0, _ARG0 + 8), 295: (_ARG0,), 296: (_ARG0,), 299: (_ARG0,), 326: (_ARG0, _ARG2), 327: (_ARG0,), 328: (_ARG0,),  # dup3 preadv pwritev recvmmsg copy_file_range preadv2 pwritev2
 }
-WHOLE = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "close_range": 436, "pidfd_getfd": 438}
+# And the clocks (root may slew the monotonic clock the judge times the host by, up to a tenth, or
+# set the wall clock): refused whole, reads of them included (no honest kernel asks).
+WHOLE = {
+    "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "close_range": 436, "pidfd_getfd": 438,
+    "adjtimex": 159, "settimeofday": 164, "clock_settime": 227, "clock_adjtime": 305,
+}
 # sendmsg can pass any descriptor to a socket of the learner's own (SCM_RIGHTS), under a new number.
 PASSING = {"sendmsg": 46, "sendmmsg": 307}
 
@@ -89,7 +94,7 @@ SELF_ONLY = {
 
 def channel_program(fds: tuple[int, ...], passing: bool) -> bytes:
     """A filter refusing ``fds`` to every system call (and, unless ``passing``, descriptor passing),
-    and refusing to change the scheduling of any process or thread but the caller."""
+    changes to the scheduling of any process or thread but the caller, and changes to the clocks."""
     refuse = _op(_RET, RET_ERRNO | errno.EPERM)
     allow = _op(_RET, RET_ALLOW)
     code = [_op(_LOAD, _ARCH), _op(_JEQ, AUDIT_ARCH_X86_64, jt=1), refuse, _op(_LOAD, _NR), _op(_JGE, X32_SYSCALL_BIT, jf=1), refuse]
@@ -142,4 +147,4 @@ def forbid_channel(fds: tuple[int, ...], passing: bool = False) -> str:
     starts (autograder.channel); ``passing`` leaves descriptor passing to NCCL's ranks. Returns
     what took effect, in words."""
     failed = _unsupported() or _install(channel_program(fds, passing))
-    return f"{failed}: your code could reach the channel to the judge" if failed else "seccomp: the channel to the judge and other processes' scheduling out of reach"
+    return f"{failed}: your code could reach the channel to the judge" if failed else "seccomp: the channel to the judge, other processes' scheduling and the clocks out of reach"

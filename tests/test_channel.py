@@ -72,7 +72,7 @@ def test_messages_cross_while_the_learners_thread_is_refused_the_descriptors():
         """
     )
     lines = out.splitlines()
-    assert lines[0] == "seccomp: the channel to the judge and other processes' scheduling out of reach"
+    assert lines[0] == "seccomp: the channel to the judge, other processes' scheduling and the clocks out of reach"
     for tried in (lines[1], lines[2]):
         assert f"'write: {errno.EPERM}'" in tried and f"'read: {errno.EPERM}'" in tried and f"'dup: {errno.EPERM}'" in tried, tried
         assert f"'dup2: {errno.EPERM}'" in tried and f"'close: {errno.EPERM}'" in tried, tried
@@ -88,7 +88,14 @@ def test_the_learners_code_changes_no_other_process_scheduling():
     thread's of its own, no: those outlive the worker (autograder.pinning)."""
     out = _child(
         """
-        import os, resource, threading
+        import ctypes, os, resource, threading
+        libc = ctypes.CDLL(None, use_errno=True)
+        adjtimex = libc.adjtimex
+
+        def raise_errno():
+            raise OSError(ctypes.get_errno(), "adjtimex")
+
+        unfiltered = adjtimex(ctypes.byref(ctypes.create_string_buffer(256))) >= 0
         print(seccomp.forbid_channel(channel.fds))
         parent, cpus = os.getppid(), os.sched_getaffinity(0)
         tried = {}
@@ -101,6 +108,8 @@ def test_the_learners_code_changes_no_other_process_scheduling():
             "parent policy": lambda: os.sched_setscheduler(parent, os.SCHED_IDLE, os.sched_param(0)),
             "parent limit": lambda: resource.prlimit(parent, resource.RLIMIT_NOFILE, (64, 64)),
             "sibling thread nice": lambda: os.setpriority(os.PRIO_PROCESS, helper.native_id, 19),
+            # A read of the clock's tuning (modes 0), which anyone may make without the filter.
+            "clock tuning": lambda: adjtimex(ctypes.byref(ctypes.create_string_buffer(256))) >= 0 or raise_errno(),
         }.items():
             if name.startswith("sibling"):
                 helper = threading.Thread(target=threading.Event().wait, args=(5,), daemon=True)
@@ -111,13 +120,15 @@ def test_the_learners_code_changes_no_other_process_scheduling():
             except OSError as exc:
                 tried[name] = exc.errno
         print(tried)
+        print(unfiltered)
         """
     )
     lines = out.splitlines()
-    assert lines[0] == "seccomp: the channel to the judge and other processes' scheduling out of reach", out
+    assert lines[0] == "seccomp: the channel to the judge, other processes' scheduling and the clocks out of reach", out
+    assert lines[2] == "True", "reading the clock's tuning failed before the filter too"
     tried = ast.literal_eval(lines[1])
     assert tried["own nice"] == tried["own cpus"] == tried["own limit"] == "done", tried
-    for name in ("parent nice", "parent cpus", "parent policy", "parent limit", "sibling thread nice"):
+    for name in ("parent nice", "parent cpus", "parent policy", "parent limit", "sibling thread nice", "clock tuning"):
         assert tried[name] == errno.EPERM, tried
 
 
@@ -137,7 +148,7 @@ def test_programs_the_learners_code_runs_open_their_own_files():
     )
     lines = out.splitlines()
     assert lines[2].startswith("0 ["), out
-    assert lines[:2] == ["seccomp: the channel to the judge and other processes' scheduling out of reach", "True"], out
+    assert lines[:2] == ["seccomp: the channel to the judge, other processes' scheduling and the clocks out of reach", "True"], out
 
 
 def test_a_reply_the_channel_did_not_sign_is_told_apart():
