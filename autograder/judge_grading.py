@@ -148,7 +148,7 @@ class Grading:
         from . import pinning
 
         helper = [self.helper.process.pid] if self.helper is not None else []
-        return {**pinning.scheduling([os.getpid(), *helper]), **pinning.scheduling([os.getppid()], main_only=True)}
+        return pinning.scheduling([os.getpid(), *helper, os.getppid()])
 
     def _scheduling_kept(self, kept: dict | None) -> None:
         """The learner's process may lower the priority of (or move) any process of its user, and the

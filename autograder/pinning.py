@@ -27,9 +27,10 @@ def on_one_cpu(*pids: int):
     nothing was pinned), and give the caller its CPUs back after. Two launch-bound loops timed in two
     processes are then paced by one core: left where the scheduler put them, the same eager step ran
     47% apart in the judge and the worker (results/runs/2026-11-27-4xh100-thirteenth-session/)."""
-    allowed = _affinity(0) if _LINUX else None
     me = threading.get_native_id()
-    _PRIORITY[me] = (_schedule(me) or (None, None))[:2]
+    state = _schedule(me) if _LINUX else None
+    allowed = set(state[2]) if state else None
+    _PRIORITY[me] = state[:2] if state else None
     cpu = _current_cpu()
     cpu = cpu if allowed and cpu in allowed else min(allowed or {0})
     # A container may refuse it: then nothing is pinned.
@@ -77,23 +78,20 @@ def threads_off(pid: int, cpu: int | None) -> list[int]:
     its first thread had: changed by the process itself after on_one_cpu pinned it (threads that
     ended meanwhile are left out). A raised priority (root may) would win a busy core from the
     processes the judge's own loop shares it with."""
-    if cpu is None:
-        return []
-    return [t for t in _threads(pid) if (state := _schedule(t)) is not None and (state[2] != {cpu} or state[:2] != _PRIORITY.get(pid, state[:2]))]
+    return [] if cpu is None else [t for t in _threads(pid) if _strayed(t, cpu, _PRIORITY.get(pid))]
 
 
 def caller_moved(cpu: int | None) -> bool:
     """Whether the calling thread, pinned to ``cpu`` by on_one_cpu, was moved or given another
     priority since (by another process: on_one_cpu's exit would put its CPUs back unseen)."""
     me = threading.get_native_id()
-    state = _schedule(me)
-    return cpu is not None and state is not None and (state[2] != {cpu} or state[:2] != _PRIORITY.get(me, state[:2]))
+    return cpu is not None and _strayed(me, cpu, _PRIORITY.get(me))
 
 
-def _affinity(thread: int) -> set[int] | None:
-    with contextlib.suppress(OSError):
-        return os.sched_getaffinity(thread)
-    return None
+def _strayed(thread: int, cpu: int, priority: tuple | None) -> bool:
+    """Off ``cpu``, or at another (nice value, policy) than ``priority``; False for a thread gone."""
+    state = _schedule(thread)
+    return state is not None and (state[2] != {cpu} or (priority is not None and state[:2] != priority))
 
 
 def _current_cpu() -> int:
@@ -113,34 +111,31 @@ def _threads(pid: int) -> list[int]:
         return [pid]
 
 
-def scheduling(pids, main_only: bool = False) -> dict[int, dict[int, tuple]]:
-    """Per process, per thread (its first thread only, with ``main_only``): (nice value, scheduling
-    policy, CPUs)."""
-    return {pid: {thread: state for thread in ([pid] if main_only else _threads(pid)) if (state := _schedule(thread)) is not None} for pid in pids}
+def scheduling(pids) -> dict[int, tuple]:
+    """(nice value, scheduling policy, CPUs) of each process's first thread: the judge's that times,
+    the helper's that launches the library's calls."""
+    return {pid: state for pid in pids if (state := _schedule(pid)) is not None}
 
 
-def changed(before: dict[int, dict[int, tuple]]) -> list[str]:
-    """The threads of ``before`` (those still running) that are not scheduled as they were."""
+def changed(before: dict[int, tuple]) -> list[str]:
+    """The processes of ``before`` (those still running) whose first thread is not scheduled as it was."""
     found = []
-    for pid, threads in before.items():
-        for thread, was in threads.items():
-            # Still this process's thread (an id is reused only once it has ended).
-            now = _schedule(thread) if os.path.exists(f"/proc/{pid}/task/{thread}") else None
-            if now is not None and now != was:
-                found.append(f"thread {thread} of process {pid}: nice {was[0]} -> {now[0]}, policy {was[1]} -> {now[1]}, CPUs {sorted(was[2])} -> {sorted(now[2])}")
+    for pid, was in before.items():
+        now = _schedule(pid)
+        if now is not None and now != was:
+            found.append(f"process {pid}: nice {was[0]} -> {now[0]}, policy {was[1]} -> {now[1]}, CPUs {sorted(was[2])} -> {sorted(now[2])}")
     return found
 
 
-def restore(before: dict[int, dict[int, tuple]]) -> None:
-    """Each thread of ``before`` as it was, where the system allows it (raising a lowered priority
+def restore(before: dict[int, tuple]) -> None:
+    """Each process of ``before`` as it was, where the system allows it (raising a lowered priority
     back needs a privilege the grader may not have)."""
-    for threads in before.values():
-        for thread, (nice, policy, cpus) in threads.items():
-            with contextlib.suppress(OSError):
-                os.sched_setscheduler(thread, policy, os.sched_param(0))
-            with contextlib.suppress(OSError):
-                os.setpriority(os.PRIO_PROCESS, thread, nice)
-            _pin(thread, set(cpus))
+    for pid, (nice, policy, cpus) in before.items():
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(pid, policy, os.sched_param(0))
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, pid, nice)
+        _pin(pid, set(cpus))
 
 
 def _schedule(thread: int) -> tuple | None:

@@ -400,7 +400,8 @@ def test_the_judge_sees_its_processes_rescheduled_and_puts_back_what_it_may():
         assert pinning.changed(kept) == []
         _move_off(worker, "nice")
         said = pinning.changed(kept)
-        assert len(said) == 2 and all(f"nice {nice} -> {nice + 5}" in line for line in said), said
+        policy, cpus = os.sched_getscheduler(worker.pid), sorted(os.sched_getaffinity(worker.pid))
+        assert said == [f"process {worker.pid}: nice {nice} -> {nice + 5}, policy {policy} -> {policy}, CPUs {cpus} -> {cpus}"], said
         everywhere = os.sched_getaffinity(worker.pid)
         os.sched_setaffinity(worker.pid, {min(everywhere)})
         assert any(f"CPUs {sorted(everywhere)} -> [{min(everywhere)}]" in line for line in pinning.changed(kept)) or len(everywhere) == 1
