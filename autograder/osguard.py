@@ -18,8 +18,8 @@ PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_NO_NEW_PRIVS = 38
-CAP_SYS_PTRACE = 19
-SYS_CAPGET, SYS_CAPSET = 125, 126
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+SYS_CAPSET = 126
 SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
 _libc = ctypes.CDLL(None, use_errno=True) if _LINUX else None
 
@@ -61,21 +61,51 @@ class _CapData(ctypes.Structure):
     _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
 
 
-def drop_ptrace() -> bool:
-    """Give up CAP_SYS_PTRACE (root in Colab has it): without it, a non-dumpable process of the same
-    user cannot be read. Also from the bounding set, so nothing this process starts regains it."""
+def drop_capabilities() -> str:
+    """Give up every capability (root in Colab holds them all), from the bounding set too, so nothing
+    this process starts (a setuid program, ``nvidia-smi``) gets one back. The learner's code needs
+    none, and each reaches past its process into what the judge times or holds: CAP_SYS_ADMIN is the
+    NVIDIA driver's test for its privileged controls (locked clocks, power limit, application clocks,
+    compute mode: settings that outlive the process, into the library's timing), CAP_SYS_PTRACE reads
+    a non-dumpable judge's memory, CAP_MKNOD makes a device node (``/dev/mem``) in a writable folder,
+    CAP_SYS_NICE raises a thread above the judge's, CAP_SYS_RAWIO reaches the hardware's ports.
+    Returns what was done, for the grading's report."""
     if not _libc:
-        return False
-    _prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE)
+        return "capabilities kept (not Linux)"
+    held = capabilities("self")
+    if not any(held.values()):
+        return "no capabilities held"
+    # Dropping from the bounding set takes CAP_SETPCAP, which the capset below gives up.
+    for cap in range(_last_capability() + 1):
+        _prctl(PR_CAPBSET_DROP, cap)
+    _libc.prctl(PR_CAP_AMBIENT, ctypes.c_ulong(PR_CAP_AMBIENT_CLEAR_ALL), 0, 0, 0)
     header = _CapHeader(0x20080522, 0)
-    data = (_CapData * 2)()
-    if _libc.syscall(SYS_CAPGET, ctypes.byref(header), data) != 0:
-        return False
-    mask = ~(1 << CAP_SYS_PTRACE) & 0xFFFFFFFF
-    data[0].effective &= mask
-    data[0].permitted &= mask
-    data[0].inheritable &= mask
-    return _libc.syscall(SYS_CAPSET, ctypes.byref(header), data) == 0
+    _libc.syscall(SYS_CAPSET, ctypes.byref(header), (_CapData * 2)())
+    left = [name for name, mask in capabilities("self").items() if mask]
+    return f"capabilities still held: {', '.join(left)}" if left else "every capability dropped"
+
+
+def capabilities(pid: int | str) -> dict[str, int]:
+    """The capability sets of a process (or "self"), as its status file in /proc gives them: read by
+    the judge too, out of the process's reach."""
+    found = {}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")):
+                    name, mask = line.split(":")
+                    found[name] = int(mask, 16)
+    except OSError:
+        pass
+    return found
+
+
+def _last_capability() -> int:
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 63
 
 
 # Landlock filesystem rights (ABI 1-3): everything that creates, changes or removes a file.

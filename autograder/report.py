@@ -69,6 +69,8 @@ def text(result: dict | ProblemResult, part: str = "all") -> str:
         lines.append(f"  {result.honesty.message}")
     if isinstance(result.sandbox, str) and result.sandbox.startswith("no filesystem sandbox"):
         lines.append(f"  note: {result.sandbox}: the grader's files were not kept from your code here")
+    if isinstance(result.sandbox, str) and "capabilities still held" in result.sandbox:
+        lines.append("  note: your code ran with root's capabilities here; the GPU's clocks and power limit were not kept from it")
     if isinstance(result.channel, str) and result.channel.startswith("no system call filter"):
         lines.append(f"  note: {result.channel}")
     if result.traceback and result.status != "PASS":

@@ -81,6 +81,11 @@ WHOLE = {
 }
 # sendmsg can pass any descriptor to a socket of the learner's own (SCM_RIGHTS), under a new number.
 PASSING = {"sendmsg": 46, "sendmmsg": 307}
+# The host's services act with more authority than the worker: a Jupyter server's terminals (its
+# token in a readable runtime file), Docker's socket, a GPU host engine that sets clocks would carry
+# out what the sandbox refuses. A new socket (socketpair's pairs reach nothing) or a connection is
+# refused, but for NCCL's ranks, which meet over the loopback network.
+NETWORK = {"socket": 41, "connect": 42}
 
 
 # The system calls that change how another process or thread is scheduled (its priority, policy,
@@ -93,12 +98,13 @@ SELF_ONLY = {
 
 
 def channel_program(fds: tuple[int, ...], passing: bool) -> bytes:
-    """A filter refusing ``fds`` to every system call (and, unless ``passing``, descriptor passing),
-    changes to the scheduling of any process or thread but the caller, and changes to the clocks."""
+    """A filter refusing ``fds`` to every system call (and, unless ``passing``, descriptor passing,
+    new sockets and connections), changes to the scheduling of any process or thread but the
+    caller, and changes to the clocks."""
     refuse = _op(_RET, RET_ERRNO | errno.EPERM)
     allow = _op(_RET, RET_ALLOW)
     code = [_op(_LOAD, _ARCH), _op(_JEQ, AUDIT_ARCH_X86_64, jt=1), refuse, _op(_LOAD, _NR), _op(_JGE, X32_SYSCALL_BIT, jf=1), refuse]
-    for number in sorted({**WHOLE, **({} if passing else PASSING)}.values()):
+    for number in sorted({**WHOLE, **({} if passing else {**PASSING, **NETWORK})}.values()):
         code += [_op(_JEQ, number, jf=1), refuse]
     for number, offset in sorted(SELF_ONLY.items()):
         code += [_op(_JEQ, number, jf=4), _op(_LOAD, offset), _op(_JEQ, 0, jt=1), refuse, allow]
@@ -144,7 +150,9 @@ def forbid_hidden_memory() -> str:
 
 def forbid_channel(fds: tuple[int, ...], passing: bool = False) -> str:
     """Keep the worker's channel to the judge (``fds``) from the calling thread and everything it
-    starts (autograder.channel); ``passing`` leaves descriptor passing to NCCL's ranks. Returns
-    what took effect, in words."""
+    starts (autograder.channel); ``passing`` leaves descriptor passing and the network to NCCL's
+    ranks. Returns what took effect, in words."""
     failed = _unsupported() or _install(channel_program(fds, passing))
-    return f"{failed}: your code could reach the channel to the judge" if failed else "seccomp: the channel to the judge, other processes' scheduling and the clocks out of reach"
+    if failed:
+        return f"{failed}: your code could reach the channel to the judge"
+    return "seccomp: the channel to the judge, other processes' scheduling and the clocks out of reach" + ("" if passing else ", no network")

@@ -101,12 +101,12 @@ class WorkerSetup:
 
                 self.harness = graphs.Harness(registry.get(self.setup["problem"]))
             learner_code.refuse_grader_imports()
-            facts["ptrace_dropped"] = osguard.drop_ptrace()
             # A distributed exercise's ranks are sandboxed one by one, each in a Landlock domain of
             # its own, and NCCL passes its buffers between them over abstract UNIX sockets: those
             # ranks keep abstract sockets (they already share the loopback network); signals out of
             # the sandbox stay refused.
-            facts["sandbox"] = osguard.confine(self.setup["writable"], abstract_sockets=self.setup.get("kind") == "distributed", hidden=learner_code.hidden_files() + list(self.setup.get("hidden", [])))
+            confined = osguard.confine(self.setup["writable"], abstract_sockets=self.setup.get("kind") == "distributed", hidden=learner_code.hidden_files() + list(self.setup.get("hidden", [])))
+            facts["sandbox"] = f"{confined}; {osguard.drop_capabilities()}"
             if self.setup.get("kind") == "memory":
                 from . import memory_step
 

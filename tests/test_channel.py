@@ -72,7 +72,7 @@ def test_messages_cross_while_the_learners_thread_is_refused_the_descriptors():
         """
     )
     lines = out.splitlines()
-    assert lines[0] == "seccomp: the channel to the judge, other processes' scheduling and the clocks out of reach"
+    assert lines[0] == "seccomp: the channel to the judge, other processes' scheduling and the clocks out of reach, no network"
     for tried in (lines[1], lines[2]):
         assert f"'write: {errno.EPERM}'" in tried and f"'read: {errno.EPERM}'" in tried and f"'dup: {errno.EPERM}'" in tried, tried
         assert f"'dup2: {errno.EPERM}'" in tried and f"'close: {errno.EPERM}'" in tried, tried
@@ -124,7 +124,7 @@ def test_the_learners_code_changes_no_other_process_scheduling():
         """
     )
     lines = out.splitlines()
-    assert lines[0] == "seccomp: the channel to the judge, other processes' scheduling and the clocks out of reach", out
+    assert lines[0] == "seccomp: the channel to the judge, other processes' scheduling and the clocks out of reach, no network", out
     assert lines[2] == "True", "reading the clock's tuning failed before the filter too"
     tried = ast.literal_eval(lines[1])
     assert tried["own nice"] == tried["own cpus"] == tried["own limit"] == "done", tried
@@ -148,7 +148,7 @@ def test_programs_the_learners_code_runs_open_their_own_files():
     )
     lines = out.splitlines()
     assert lines[2].startswith("0 ["), out
-    assert lines[:2] == ["seccomp: the channel to the judge, other processes' scheduling and the clocks out of reach", "True"], out
+    assert lines[:2] == ["seccomp: the channel to the judge, other processes' scheduling and the clocks out of reach, no network", "True"], out
 
 
 def test_a_reply_the_channel_did_not_sign_is_told_apart():
@@ -182,3 +182,35 @@ def test_descriptor_passing_is_refused_unless_asked_for():
         """
     assert _child(code.format(passing=False)).splitlines()[1] == f"refused {errno.EPERM}"
     assert _child(code.format(passing=True)).splitlines()[1] == "passed"
+
+
+def test_the_network_is_refused_unless_the_ranks_need_it():
+    """A service on the host (a Jupyter server's terminals, Docker's socket, a host engine that sets
+    the GPU's clocks) would do for the learner's code what its sandbox refuses: no new socket, no
+    connection; a socketpair, which reaches nothing, stays. NCCL's ranks keep the network."""
+    code = """
+        import socket
+        early = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        print(seccomp.forbid_channel(channel.fds, passing={passing}))
+        tried = []
+        try:
+            early.connect(("127.0.0.1", 9))
+            tried.append("connected")
+        except OSError as exc:
+            tried.append(exc.errno)
+        for family in (socket.AF_INET, socket.AF_UNIX):
+            try:
+                socket.socket(family, socket.SOCK_STREAM).close()
+                tried.append("made")
+            except OSError as exc:
+                tried.append(exc.errno)
+        try:
+            socket.socketpair()
+            tried.append("pair")
+        except OSError as exc:
+            tried.append(exc.errno)
+        print(tried)
+        """
+    assert ast.literal_eval(_child(code.format(passing=False)).splitlines()[1]) == [errno.EPERM, errno.EPERM, errno.EPERM, "pair"]
+    # Nothing listens on the discard port: refused by the host, not by the filter.
+    assert ast.literal_eval(_child(code.format(passing=True)).splitlines()[1]) == [errno.ECONNREFUSED, "made", "made", "pair"]

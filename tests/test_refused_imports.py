@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
-from autograder import learner_code
+from autograder import learner_code, osguard
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "autograder"
@@ -63,7 +65,7 @@ import json
 import autograder
 from autograder import registry
 registry.all_problems()
-from autograder import learner_code
+from autograder import learner_code, osguard
 learner_code.refuse_grader_imports()
 results = {}
 for statement in STATEMENTS:
@@ -98,8 +100,37 @@ def test_a_grading_without_the_file_sandbox_says_so():
 
     bare = {"problem": "act6.block_manager", "status": "PASS", "device": "cpu", "sandbox": "no filesystem sandbox (this kernel has no Landlock)"}
     assert "the grader's files were not kept from your code here" in report.text(bare)
-    confined = dict(bare, sandbox="Landlock ABI 7: writes only beneath the grading's own folders, 15 of the grader's paths unreadable")
+    confined = dict(bare, sandbox="Landlock ABI 7: writes only beneath the grading's own folders, 15 of the grader's paths unreadable; every capability dropped")
     assert "not kept from your code" not in report.text(confined)
+    assert "root's capabilities" in report.text(dict(confined, sandbox="Landlock ABI 7: ...; capabilities still held: CapBnd"))
+
+
+def test_the_learners_process_holds_no_capability_whatever_user_grades():
+    """Root (Colab's user) holds every capability; the worker gives all of them up before the
+    learner's code loads, from the bounding set too. CAP_SYS_ADMIN is what the NVIDIA driver asks of
+    a caller that locks the GPU's clocks or lowers its power limit, CAP_MKNOD what a device node
+    takes: both are tried here, the node for real, the driver's test by reading the sets."""
+    script = (
+        "import json, os, stat, subprocess, sys\n"
+        "from autograder import osguard\n"
+        "said = osguard.drop_capabilities()\n"
+        "try:\n"
+        "    os.mknod(sys.argv[1], stat.S_IFCHR | 0o600, os.makedev(1, 3))\n"
+        "    node = 'made'\n"
+        "except PermissionError:\n"
+        "    node = 'refused'\n"
+        "child = subprocess.run(['cat', '/proc/self/status'], capture_output=True, text=True).stdout\n"
+        "masks = [int(line.split()[1], 16) for line in child.splitlines() if line.startswith('Cap')]\n"
+        "print(json.dumps([said, node, sum(masks)]))\n"
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        out = subprocess.run([sys.executable, "-c", script, os.path.join(folder, "mem")], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-3000:]
+    said, node, child_masks = json.loads(out.stdout)
+    held = any(osguard.capabilities("self").values())
+    assert said == ("every capability dropped" if held else "no capabilities held"), out.stdout
+    # Not even a program it starts holds one.
+    assert node == "refused" and child_masks == 0, out.stdout
 
 
 def test_the_paths_kept_from_the_learner_exist_and_everything_around_them_stays_readable():

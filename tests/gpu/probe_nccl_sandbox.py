@@ -2,7 +2,7 @@
 `python tests/gpu/probe_nccl_sandbox.py [OUT.json]`.
 
 Each configuration starts two rank processes that confine themselves as a grading worker does
-(autograder.osguard: CAP_SYS_PTRACE dropped, Landlock with the writable paths of a distributed
+(autograder.osguard: every capability dropped, Landlock with the writable paths of a distributed
 exercise), each in a Landlock domain of its own, then join an NCCL group and time a 256 MiB
 all-reduce and a send/recv. One JSON line per configuration: the exit codes, the bus bandwidth, the transports NCCL
 chose and its warnings. Act 5's ring failed in the grader on two H100s ("ncclProxyClientGetFd" with
@@ -49,8 +49,8 @@ def rank_main(rank: int, port: int, guard: str, folder: str) -> None:
     torch.cuda.set_device(rank)
     torch.cuda.init()
     facts = {}
-    if guard.startswith(("both", "ptrace")):
-        facts["ptrace_dropped"] = osguard.drop_ptrace()
+    if guard.startswith(("both", "capabilities")):
+        facts["capabilities"] = osguard.drop_capabilities()
     if guard.startswith(("both", "landlock")):
         facts["sandbox"] = osguard.confine([folder, *device_files("cuda")], abstract_sockets=guard.endswith("sockets"))
     import datetime

@@ -3,7 +3,7 @@
 # devices: cpu cuda
 # says: ctypes.dlopen
 # Tries to read the judge's memory through /proc and to attach to it with ptrace. The judge is not
-# dumpable and this process has no CAP_SYS_PTRACE (and, under Landlock, no way out of its domain).
+# dumpable and this process holds no capability, CAP_SYS_PTRACE included (and, under Landlock, no way out of its domain).
 # The sealed worker (autograder.seal) refuses it the native library it loads for ptrace and rejects the grading.
 import ctypes
 import os
