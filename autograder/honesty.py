@@ -16,10 +16,11 @@ import ast
 import re
 
 # Names only a library's or a code generator's kernels carry (cuBLAS, cuDNN, CUTLASS, NVIDIA's JIT
-# GEMMs, cuBLAS's GEMV kernels, architecture-prefixed SASS kernels, torch.compile's Triton kernels):
-# never the learner's, even when their source declares a kernel so named. cuBLAS's GEMV names start
-# with "gemv" (gemv2T_kernel, gemv2N_kernel): anchored, so that a learner's int4_gemv_kernel stays theirs.
-RESERVED = re.compile(r"cublas|cutlass|cudnn|nvjet|xmma|^gemv2?[TN]?_kernel|^(sm\d+|ampere|hopper|turing|volta|blackwell)_|^triton_(poi|red|per|tem|for|unk|mm|bmm|helper|fused)_|^triton_.*fused", re.IGNORECASE)
+# GEMMs, cuBLAS's GEMV kernels, architecture-prefixed SASS kernels, torch.compile's Triton kernels,
+# CuPy's own ufuncs, reductions and routines, all named cupy_...): never the learner's, even when
+# their source declares a kernel so named. cuBLAS's GEMV names start with "gemv" (gemv2T_kernel,
+# gemv2N_kernel): anchored, so that a learner's int4_gemv_kernel stays theirs.
+RESERVED = re.compile(r"cublas|cutlass|cudnn|nvjet|xmma|^gemv2?[TN]?_kernel|^cupy_|^(sm\d+|ampere|hopper|turing|volta|blackwell)_|^triton_(poi|red|per|tem|for|unk|mm|bmm|helper|fused)_|^triton_.*fused", re.IGNORECASE)
 _CUDA_KERNEL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)")
 _TRITON_DECORATORS = {"jit", "autotune", "heuristics"}
 _TEMPLATES = {"ElementwiseKernel", "ReductionKernel", "fuse", "rawkernel"}
@@ -106,7 +107,7 @@ def judge_gpu(phases: dict[str, dict], own: set[str], allowed: tuple[str, ...], 
         return {
             "ok": False,
             "message": "the profiler saw no kernel of yours during the calls; the work must run in a Triton kernel or a CUDA kernel you wrote "
-            "(names a library uses, such as cublas..., cutlass..., nvjet..., sm90_... or triton_poi_..., never count as yours)",
+            "(names a library uses, such as cublas..., cutlass..., nvjet..., sm90_..., cupy_... or triton_poi_..., never count as yours)",
             "kernels": shown,
         }
     for phase, charges in charged_us.items():

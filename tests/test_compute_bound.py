@@ -165,10 +165,12 @@ def flash_attention_kernel(q_ptr, n):
 SOURCE = r"""
 extern "C" __global__ void __launch_bounds__(256) sgemm_vectorized(const float* a) {}
 extern "C" __global__ void nvjet_hsh_256x128(const float* a) {}
+extern "C" __global__ void cupy_sum(const float* a) {}
 """
 '''
     own = honesty.own_kernel_names(code)
-    # A declared kernel with a library's name is not taken as the learner's.
+    # A declared kernel with a library's name is not taken as the learner's: CuPy's own kernels
+    # (cupy.sum without CUB runs one named cupy_sum) are as plain as a learner's.
     assert own == {"flash_attention_kernel", "sgemm_vectorized"}
 
     def judged(kernels, own_names=frozenset()):
@@ -181,6 +183,7 @@ extern "C" __global__ void nvjet_hsh_256x128(const float* a) {}
     assert not judged(["flash_attention_kernel"])
     # A library kernel stays a library kernel even when the learner declares one of a similar name.
     assert not judged(["nvjet_hsh_256x128_64x4_1x2_h_bz_coopB_NNT"], own)
+    assert not judged(["cupy_sum"], own)
     assert not judged(["sgemm_vectorized", "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm>(Params)"], own)
 
 
