@@ -117,7 +117,9 @@ def main(in_fd: int | None = None, out_fd: int | None = None, judge_pid: int | N
         channel = Channel(in_fd, out_fd, signing_key)
         del signing_key
         ready = worker.start()
-        ready["channel"] = seccomp.forbid_channel(channel.fds, passing=setup.get("kind") == "distributed")
+        # No signal of the learner's reaches the judge, the process that starts judges or the helper.
+        protected = (judge_pid, osguard.parent_of(judge_pid), *setup.get("protected", ()))
+        ready["channel"] = seccomp.forbid_channel(channel.fds, passing=setup.get("kind") == "distributed", protected=protected)
         channel.send({"ready": ready})
         worker.serve(channel)
     except wire.WireError:

@@ -36,6 +36,7 @@ class Grading:
         self.problem = registry.get(job["problem"])
         if self.device == "cuda" and getattr(self.problem, "predicts", False):
             workers.learner_without_gpu()
+        self._helper_pid = workers.helper.process.pid if workers.helper is not None else None
         self.learner = self._configure(workers.learner, job["module"], job["entry"], job["language"])
         self.helper = None
         if job.get("timed") and job.get("kind", "kernel") == "kernel":
@@ -172,6 +173,8 @@ class Grading:
             "writable": [folder, self.shared_folder, *([kernels] if kernels else []), *_device_files()],
             # Other submissions' compiled kernels (the reference solution's, if it was graded here).
             "hidden": [os.path.dirname(kernels)] if kernels else [],
+            # The trusted helper, which no signal of the learner's may reach (autograder.seccomp).
+            "protected": [self._helper_pid] if role == "learner" and self._helper_pid else [],
         }
         session.configure(setup, start_timeout=self.remaining(), kernel_cache=kernels)
         return session

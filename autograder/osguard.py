@@ -193,6 +193,16 @@ def readable_around(hidden: list[str]) -> list[str]:
     return readable
 
 
+def parent_of(pid: int) -> int:
+    """The parent's id of ``pid``, from /proc (0 where it cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return int(stat[stat.rfind(b")") + 2 :].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def _children(live_only: bool = True) -> dict[int, list[int]]:
     """Parent id -> child ids, from /proc; zombies (dead, waiting to be collected) left out unless
     ``live_only`` is false."""

@@ -74,10 +74,12 @@ FD_ARGUMENTS = {
     292: (_ARG0, _ARG0 + 8), 295: (_ARG0,), 296: (_ARG0,), 299: (_ARG0,), 326: (_ARG0, _ARG2), 327: (_ARG0,), 328: (_ARG0,),  # dup3 preadv pwritev recvmmsg copy_file_range preadv2 pwritev2
 }
 # And the clocks (root may slew the monotonic clock the judge times the host by, up to a tenth, or
-# set the wall clock): refused whole, reads of them included (no honest kernel asks).
+# set the wall clock): refused whole, reads of them included (no honest kernel asks). tkill signals
+# a thread by its id alone, of any process (a SIGSTOP to one stops its whole process): glibc's
+# raise and pthread_kill use tgkill.
 WHOLE = {
     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "close_range": 436, "pidfd_getfd": 438,
-    "adjtimex": 159, "settimeofday": 164, "clock_settime": 227, "clock_adjtime": 305,
+    "adjtimex": 159, "settimeofday": 164, "clock_settime": 227, "clock_adjtime": 305, "tkill": 200,
 }
 # sendmsg can pass any descriptor to a socket of the learner's own (SCM_RIGHTS), under a new number.
 PASSING = {"sendmsg": 46, "sendmmsg": 307}
@@ -97,10 +99,19 @@ SELF_ONLY = {
 }  # setpriority sched_setparam sched_setscheduler sched_setaffinity ioprio_set migrate_pages move_pages prlimit64 sched_setattr
 
 
-def channel_program(fds: tuple[int, ...], passing: bool) -> bytes:
+# The system calls that signal a process by the pid they are given (their first argument): kill
+# rt_sigqueueinfo tgkill rt_tgsigqueueinfo pidfd_open. Refused for a process group or every process
+# of the user at once (0 or below) and for the grader's processes (``protected``: the judge, the
+# process that starts judges, the trusted helper), which a learner's process could stop while they
+# time the library, or kill; where Landlock scopes signals (ABI 6) every process outside the grading is.
+SIGNALLING = (62, 129, 234, 297, 434)
+NEGATIVE = 0x80000000
+
+
+def channel_program(fds: tuple[int, ...], passing: bool, protected: tuple[int, ...] = ()) -> bytes:
     """A filter refusing ``fds`` to every system call (and, unless ``passing``, descriptor passing,
     new sockets and connections), changes to the scheduling of any process or thread but the
-    caller, and changes to the clocks."""
+    caller, changes to the clocks, and signals to process groups and to ``protected``."""
     refuse = _op(_RET, RET_ERRNO | errno.EPERM)
     allow = _op(_RET, RET_ALLOW)
     code = [_op(_LOAD, _ARCH), _op(_JEQ, AUDIT_ARCH_X86_64, jt=1), refuse, _op(_LOAD, _NR), _op(_JGE, X32_SYSCALL_BIT, jf=1), refuse]
@@ -108,6 +119,11 @@ def channel_program(fds: tuple[int, ...], passing: bool) -> bytes:
         code += [_op(_JEQ, number, jf=1), refuse]
     for number, offset in sorted(SELF_ONLY.items()):
         code += [_op(_JEQ, number, jf=4), _op(_LOAD, offset), _op(_JEQ, 0, jt=1), refuse, allow]
+    # A pid is an int: the low word of the argument, 0 or negative when it names a group or everyone.
+    pids = [x for pid in (0, *sorted(set(protected))) for x in (_op(_JEQ, pid, jf=1), refuse)]
+    for number in SIGNALLING:
+        block = [_op(_LOAD, _ARG0), _op(_JGE, NEGATIVE, jf=1), refuse, *pids]
+        code += [_op(_JEQ, number, jf=len(block) + 1), *block, allow]
     for number, offsets in sorted(FD_ARGUMENTS.items()):
         block = [op for offset in offsets for op in [_op(_LOAD, offset), *(x for fd in fds for x in (_op(_JEQ, fd, jf=1), refuse))]]
         code += [_op(_JEQ, number, jf=len(block) + 1), *block, allow]
@@ -148,11 +164,12 @@ def forbid_hidden_memory() -> str:
     return _install(program()) or "seccomp: no shared memory, pipes, sockets, child processes or paging out"
 
 
-def forbid_channel(fds: tuple[int, ...], passing: bool = False) -> str:
+def forbid_channel(fds: tuple[int, ...], passing: bool = False, protected: tuple[int, ...] = ()) -> str:
     """Keep the worker's channel to the judge (``fds``) from the calling thread and everything it
     starts (autograder.channel); ``passing`` leaves descriptor passing and the network to NCCL's
-    ranks. Returns what took effect, in words."""
-    failed = _unsupported() or _install(channel_program(fds, passing))
+    ranks; ``protected``: the grader's processes, which no signal may reach. Returns what took
+    effect, in words."""
+    failed = _unsupported() or _install(channel_program(fds, passing, protected))
     if failed:
         return f"{failed}: your code could reach the channel to the judge"
-    return "seccomp: the channel to the judge, other processes' scheduling and the clocks out of reach" + ("" if passing else ", no network")
+    return "seccomp: the channel to the judge, signals to the grader, other processes' scheduling and the clocks out of reach" + ("" if passing else ", no network")

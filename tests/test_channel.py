@@ -72,7 +72,7 @@ def test_messages_cross_while_the_learners_thread_is_refused_the_descriptors():
         """
     )
     lines = out.splitlines()
-    assert lines[0] == "seccomp: the channel to the judge, other processes' scheduling and the clocks out of reach, no network"
+    assert lines[0] == "seccomp: the channel to the judge, signals to the grader, other processes' scheduling and the clocks out of reach, no network"
     for tried in (lines[1], lines[2]):
         assert f"'write: {errno.EPERM}'" in tried and f"'read: {errno.EPERM}'" in tried and f"'dup: {errno.EPERM}'" in tried, tried
         assert f"'dup2: {errno.EPERM}'" in tried and f"'close: {errno.EPERM}'" in tried, tried
@@ -124,7 +124,7 @@ def test_the_learners_code_changes_no_other_process_scheduling():
         """
     )
     lines = out.splitlines()
-    assert lines[0] == "seccomp: the channel to the judge, other processes' scheduling and the clocks out of reach, no network", out
+    assert lines[0] == "seccomp: the channel to the judge, signals to the grader, other processes' scheduling and the clocks out of reach, no network", out
     assert lines[2] == "True", "reading the clock's tuning failed before the filter too"
     tried = ast.literal_eval(lines[1])
     assert tried["own nice"] == tried["own cpus"] == tried["own limit"] == "done", tried
@@ -148,7 +148,7 @@ def test_programs_the_learners_code_runs_open_their_own_files():
     )
     lines = out.splitlines()
     assert lines[2].startswith("0 ["), out
-    assert lines[:2] == ["seccomp: the channel to the judge, other processes' scheduling and the clocks out of reach, no network", "True"], out
+    assert lines[:2] == ["seccomp: the channel to the judge, signals to the grader, other processes' scheduling and the clocks out of reach, no network", "True"], out
 
 
 def test_a_reply_the_channel_did_not_sign_is_told_apart():
@@ -214,3 +214,44 @@ def test_the_network_is_refused_unless_the_ranks_need_it():
     assert ast.literal_eval(_child(code.format(passing=False)).splitlines()[1]) == [errno.EPERM, errno.EPERM, errno.EPERM, "pair"]
     # Nothing listens on the discard port: refused by the host, not by the filter.
     assert ast.literal_eval(_child(code.format(passing=True)).splitlines()[1]) == [errno.ECONNREFUSED, "made", "made", "pair"]
+
+
+def test_signals_reach_neither_the_grader_nor_a_whole_group():
+    """Signal 0 only (it checks, and delivers nothing): a process group or every process of the user
+    at once, the grader's processes by pid, any thread by tkill, refused; the learner's own processes
+    and threads, allowed."""
+    code = """
+        import ctypes, os, signal, subprocess, sys, threading
+        parent = os.getppid()
+        print(seccomp.forbid_channel(channel.fds, protected=(parent,)))
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+        libc = ctypes.CDLL(None, use_errno=True)
+
+        def tkill(tid, sig):
+            if libc.syscall(200, tid, sig) != 0:
+                raise OSError(ctypes.get_errno(), "tkill")
+
+        tried = {}
+        for name, call in {
+            "parent": lambda: os.kill(parent, 0),
+            "every process": lambda: os.kill(-1, 0),
+            "own group": lambda: os.kill(0, 0),
+            "parent's group": lambda: os.killpg(os.getpgid(parent), 0),
+            "a thread by tkill": lambda: tkill(threading.get_native_id(), 0),
+            "own child": lambda: os.kill(child.pid, 0),
+            "itself": lambda: os.kill(os.getpid(), 0),
+            "own thread": lambda: signal.pthread_kill(threading.main_thread().ident, 0),
+        }.items():
+            try:
+                call()
+                tried[name] = "done"
+            except OSError as exc:
+                tried[name] = exc.errno
+        child.kill()
+        print(tried)
+        """
+    lines = _child(code).splitlines()
+    tried = ast.literal_eval(lines[1])
+    assert {name: tried[name] for name in ("own child", "itself", "own thread")} == dict.fromkeys(("own child", "itself", "own thread"), "done"), tried
+    for name in ("parent", "every process", "own group", "parent's group", "a thread by tkill"):
+        assert tried[name] == errno.EPERM, tried
