@@ -76,10 +76,13 @@ FD_ARGUMENTS = {
 # And the clocks (root may slew the monotonic clock the judge times the host by, up to a tenth, or
 # set the wall clock): refused whole, reads of them included (no honest kernel asks). tkill signals
 # a thread by its id alone, of any process (a SIGSTOP to one stops its whole process): glibc's
-# raise and pthread_kill use tgkill.
+# raise and pthread_kill use tgkill. ptrace and process_vm_readv/writev read and write another
+# process's memory: the helper is dumpable, and where neither Landlock nor Yama stands in the way
+# a process of the same user could rewrite how it times the library.
 WHOLE = {
     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "close_range": 436, "pidfd_getfd": 438,
     "adjtimex": 159, "settimeofday": 164, "clock_settime": 227, "clock_adjtime": 305, "tkill": 200,
+    "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311,
 }
 # sendmsg can pass any descriptor to a socket of the learner's own (SCM_RIGHTS), under a new number.
 PASSING = {"sendmsg": 46, "sendmmsg": 307}

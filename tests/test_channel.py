@@ -219,7 +219,7 @@ def test_the_network_is_refused_unless_the_ranks_need_it():
 def test_signals_reach_neither_the_grader_nor_a_whole_group():
     """Signal 0 only (it checks, and delivers nothing): a process group or every process of the user
     at once, the grader's processes by pid, any thread by tkill, refused; the learner's own processes
-    and threads, allowed."""
+    and threads, allowed. Another process's memory is out of reach too."""
     code = """
         import ctypes, os, signal, subprocess, sys, threading
         parent = os.getppid()
@@ -231,6 +231,17 @@ def test_signals_reach_neither_the_grader_nor_a_whole_group():
             if libc.syscall(200, tid, sig) != 0:
                 raise OSError(ctypes.get_errno(), "tkill")
 
+        class IoVec(ctypes.Structure):
+            _fields_ = [("base", ctypes.c_void_p), ("length", ctypes.c_size_t)]
+
+        def read_memory(pid):
+            with open(f"/proc/{pid}/maps") as maps:
+                start = int(maps.readline().split("-")[0], 16)
+            buffer = ctypes.create_string_buffer(8)
+            local, remote = IoVec(ctypes.addressof(buffer), 8), IoVec(start, 8)
+            if libc.syscall(310, pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0) != 8:
+                raise OSError(ctypes.get_errno(), "process_vm_readv")
+
         tried = {}
         for name, call in {
             "parent": lambda: os.kill(parent, 0),
@@ -241,6 +252,8 @@ def test_signals_reach_neither_the_grader_nor_a_whole_group():
             "own child": lambda: os.kill(child.pid, 0),
             "itself": lambda: os.kill(os.getpid(), 0),
             "own thread": lambda: signal.pthread_kill(threading.main_thread().ident, 0),
+            # A read of 8 bytes of the parent's memory (which the test's root could make unfiltered).
+            "parent's memory": lambda: read_memory(parent),
         }.items():
             try:
                 call()
@@ -253,5 +266,5 @@ def test_signals_reach_neither_the_grader_nor_a_whole_group():
     lines = _child(code).splitlines()
     tried = ast.literal_eval(lines[1])
     assert {name: tried[name] for name in ("own child", "itself", "own thread")} == dict.fromkeys(("own child", "itself", "own thread"), "done"), tried
-    for name in ("parent", "every process", "own group", "parent's group", "a thread by tkill"):
+    for name in ("parent", "every process", "own group", "parent's group", "a thread by tkill", "parent's memory"):
         assert tried[name] == errno.EPERM, tried
