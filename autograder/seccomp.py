@@ -24,6 +24,7 @@ import struct
 import sys
 
 PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+SYS_SECCOMP, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC = 317, 1, 1
 AUDIT_ARCH_X86_64 = 0xC000003E
 X32_SYSCALL_BIT = 0x40000000
 CLONE_THREAD = 0x00010000
@@ -73,16 +74,21 @@ FD_ARGUMENTS = {
     48: (_ARG0,), 54: (_ARG0,), 72: (_ARG0,), 275: (_ARG0, _ARG2), 276: (_ARG0, _ARG0 + 8), 278: (_ARG0,),  # shutdown setsockopt fcntl splice tee vmsplice
     292: (_ARG0, _ARG0 + 8), 295: (_ARG0,), 296: (_ARG0,), 299: (_ARG0,), 326: (_ARG0, _ARG2), 327: (_ARG0,), 328: (_ARG0,),  # dup3 preadv pwritev recvmmsg copy_file_range preadv2 pwritev2
 }
-# And the clocks (root may slew the monotonic clock the judge times the host by, up to a tenth, or
-# set the wall clock): refused whole, reads of them included (no honest kernel asks). tkill signals
-# a thread by its id alone, of any process (a SIGSTOP to one stops its whole process): glibc's
-# raise and pthread_kill use tgkill. ptrace and process_vm_readv/writev read and write another
-# process's memory: the helper is dumpable, and where neither Landlock nor Yama stands in the way
-# a process of the same user could rewrite how it times the library.
-WHOLE = {
-    "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "close_range": 436, "pidfd_getfd": 438,
+# Refused whole to the thread that runs the learner's code (the channel's filter): what could reach
+# the channel's descriptors unnamed or hand them on.
+CHANNEL_WHOLE = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "close_range": 436, "pidfd_getfd": 438}
+# Refused whole to every thread of the worker (the reach filter): the clocks (root may slew the
+# monotonic clock the judge times the host by, up to a tenth, or set the wall clock; reads of their
+# tuning too: no honest kernel asks); tkill, which signals a thread by its id alone, of any process
+# (glibc's raise and pthread_kill use tgkill); ptrace and process_vm_readv/writev, which read and
+# write another process's memory (the helper is dumpable: where neither Landlock nor Yama stands in
+# the way, a process of the same user could rewrite how it times the library); and setsid and
+# setpgid, which take a process out of the worker's process group: the judge ends that group with
+# one signal, which reaches every member however fast it forks (a chain of forks, each parent
+# leaving at once, outran the sweep of /proc that finds the judge's descendants one by one).
+REACH_WHOLE = {
     "adjtimex": 159, "settimeofday": 164, "clock_settime": 227, "clock_adjtime": 305, "tkill": 200,
-    "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311,
+    "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "setpgid": 109, "setsid": 112,
 }
 # sendmsg can pass any descriptor to a socket of the learner's own (SCM_RIGHTS), under a new number.
 PASSING = {"sendmsg": 46, "sendmmsg": 307}
@@ -111,14 +117,18 @@ SIGNALLING = (62, 129, 234, 297, 434)
 NEGATIVE = 0x80000000
 
 
-def channel_program(fds: tuple[int, ...], passing: bool, protected: tuple[int, ...] = ()) -> bytes:
-    """A filter refusing ``fds`` to every system call (and, unless ``passing``, descriptor passing,
-    new sockets and connections), changes to the scheduling of any process or thread but the
-    caller, changes to the clocks, and signals to process groups and to ``protected``."""
+def _header() -> list[bytes]:
     refuse = _op(_RET, RET_ERRNO | errno.EPERM)
-    allow = _op(_RET, RET_ALLOW)
-    code = [_op(_LOAD, _ARCH), _op(_JEQ, AUDIT_ARCH_X86_64, jt=1), refuse, _op(_LOAD, _NR), _op(_JGE, X32_SYSCALL_BIT, jf=1), refuse]
-    for number in sorted({**WHOLE, **({} if passing else {**PASSING, **NETWORK})}.values()):
+    return [_op(_LOAD, _ARCH), _op(_JEQ, AUDIT_ARCH_X86_64, jt=1), refuse, _op(_LOAD, _NR), _op(_JGE, X32_SYSCALL_BIT, jf=1), refuse]
+
+
+def reach_program(passing: bool, protected: tuple[int, ...] = ()) -> bytes:
+    """A filter refusing what reaches beyond the worker: REACH_WHOLE, unless ``passing`` the
+    network, changes to the scheduling of any process or thread but the caller, and signals to
+    process groups and to ``protected``."""
+    refuse, allow = _op(_RET, RET_ERRNO | errno.EPERM), _op(_RET, RET_ALLOW)
+    code = _header()
+    for number in sorted({**REACH_WHOLE, **({} if passing else NETWORK)}.values()):
         code += [_op(_JEQ, number, jf=1), refuse]
     for number, offset in sorted(SELF_ONLY.items()):
         code += [_op(_JEQ, number, jf=4), _op(_LOAD, offset), _op(_JEQ, 0, jt=1), refuse, allow]
@@ -127,6 +137,17 @@ def channel_program(fds: tuple[int, ...], passing: bool, protected: tuple[int, .
     for number in SIGNALLING:
         block = [_op(_LOAD, _ARG0), _op(_JGE, NEGATIVE, jf=1), refuse, *pids]
         code += [_op(_JEQ, number, jf=len(block) + 1), *block, allow]
+    code.append(allow)
+    return b"".join(code)
+
+
+def channel_program(fds: tuple[int, ...], passing: bool) -> bytes:
+    """A filter refusing ``fds`` to every system call, CHANNEL_WHOLE, and, unless ``passing``,
+    descriptor passing."""
+    refuse, allow = _op(_RET, RET_ERRNO | errno.EPERM), _op(_RET, RET_ALLOW)
+    code = _header()
+    for number in sorted({**CHANNEL_WHOLE, **({} if passing else PASSING)}.values()):
+        code += [_op(_JEQ, number, jf=1), refuse]
     for number, offsets in sorted(FD_ARGUMENTS.items()):
         block = [op for offset in offsets for op in [_op(_LOAD, offset), *(x for fd in fds for x in (_op(_JEQ, fd, jf=1), refuse))]]
         code += [_op(_JEQ, number, jf=len(block) + 1), *block, allow]
@@ -146,13 +167,18 @@ def _unsupported() -> str | None:
     return None
 
 
-def _install(code: bytes) -> str | None:
-    """Install ``code`` on the calling thread (and every thread and child it starts from now on);
-    None if it took effect, else why not."""
+def _install(code: bytes, every_thread: bool = False) -> str | None:
+    """Install ``code`` on the calling thread (and every thread and child it starts from now on), or
+    with ``every_thread`` on every thread of the process at once (SECCOMP_FILTER_FLAG_TSYNC); None
+    if it took effect, else why not."""
     libc = ctypes.CDLL(None, use_errno=True)
     buffer = ctypes.create_string_buffer(code, len(code))
     prog = _Program(len(code) // 8, ctypes.cast(buffer, ctypes.c_void_p))
     libc.prctl(PR_SET_NO_NEW_PRIVS, ctypes.c_ulong(1), 0, 0, 0)
+    if every_thread:
+        done = libc.syscall(SYS_SECCOMP, ctypes.c_uint(SECCOMP_SET_MODE_FILTER), ctypes.c_uint(SECCOMP_FILTER_FLAG_TSYNC), ctypes.byref(prog))
+        # A positive answer names a thread that could not take the filter.
+        return None if done == 0 else f"no system call filter (seccomp: {'thread ' + str(done) if done > 0 else os.strerror(ctypes.get_errno())})"
     if libc.prctl(PR_SET_SECCOMP, ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(prog), 0, 0) != 0:
         return f"no system call filter (prctl: {os.strerror(ctypes.get_errno())})"
     return None
@@ -168,11 +194,11 @@ def forbid_hidden_memory() -> str:
 
 
 def forbid_channel(fds: tuple[int, ...], passing: bool = False, protected: tuple[int, ...] = ()) -> str:
-    """Keep the worker's channel to the judge (``fds``) from the calling thread and everything it
-    starts (autograder.channel); ``passing`` leaves descriptor passing and the network to NCCL's
-    ranks; ``protected``: the grader's processes, which no signal may reach. Returns what took
-    effect, in words."""
-    failed = _unsupported() or _install(channel_program(fds, passing, protected))
+    """Keep what reaches beyond the worker (reach_program) from every thread of it, and its channel to
+    the judge (``fds``) from the calling thread and everything it starts (autograder.channel);
+    ``passing`` leaves descriptor passing and the network to NCCL's ranks; ``protected``: the
+    grader's processes, which no signal may reach. Returns what took effect, in words."""
+    failed = _unsupported() or _install(reach_program(passing, protected), every_thread=True) or _install(channel_program(fds, passing))
     if failed:
         return f"{failed}: your code could reach the channel to the judge"
-    return "seccomp: the channel to the judge, signals to the grader, other processes' scheduling and the clocks out of reach" + ("" if passing else ", no network")
+    return "seccomp: the channel to the judge, signals to the grader, other processes' scheduling and memory, the clocks and leaving the process group out of reach" + ("" if passing else ", no network")

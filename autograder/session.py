@@ -3,6 +3,7 @@ everything it started. Used for the learner's worker and for the judge's trusted
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import select
@@ -204,11 +205,10 @@ class Session:
         """Stop the worker and everything it started: the judge is a subreaper, so a process the
         learner's code detached becomes the judge's child and is found here. The judge's other
         workers (``spare``) and their descendants are left alone."""
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, 9)
-            except (ProcessLookupError, PermissionError):
-                pass
+        # The learner's processes cannot leave the worker's group (autograder.seccomp): one signal ends
+        # them all, however fast they fork, the worker gone or not (a group's id outlives its leader).
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, 9)
         # Its status first: the sweep below collects every dead child of the judge, after which none
         # can be read (a worker that exited 3 was reported as 0 under load).
         self._wait_exit(10.0)

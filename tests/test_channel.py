@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import ast
 import errno
+import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -72,7 +74,7 @@ def test_messages_cross_while_the_learners_thread_is_refused_the_descriptors():
         """
     )
     lines = out.splitlines()
-    assert lines[0] == "seccomp: the channel to the judge, signals to the grader, other processes' scheduling and the clocks out of reach, no network"
+    assert lines[0] == "seccomp: the channel to the judge, signals to the grader, other processes' scheduling and memory, the clocks and leaving the process group out of reach, no network"
     for tried in (lines[1], lines[2]):
         assert f"'write: {errno.EPERM}'" in tried and f"'read: {errno.EPERM}'" in tried and f"'dup: {errno.EPERM}'" in tried, tried
         assert f"'dup2: {errno.EPERM}'" in tried and f"'close: {errno.EPERM}'" in tried, tried
@@ -124,7 +126,7 @@ def test_the_learners_code_changes_no_other_process_scheduling():
         """
     )
     lines = out.splitlines()
-    assert lines[0] == "seccomp: the channel to the judge, signals to the grader, other processes' scheduling and the clocks out of reach, no network", out
+    assert lines[0] == "seccomp: the channel to the judge, signals to the grader, other processes' scheduling and memory, the clocks and leaving the process group out of reach, no network", out
     assert lines[2] == "True", "reading the clock's tuning failed before the filter too"
     tried = ast.literal_eval(lines[1])
     assert tried["own nice"] == tried["own cpus"] == tried["own limit"] == "done", tried
@@ -148,7 +150,7 @@ def test_programs_the_learners_code_runs_open_their_own_files():
     )
     lines = out.splitlines()
     assert lines[2].startswith("0 ["), out
-    assert lines[:2] == ["seccomp: the channel to the judge, signals to the grader, other processes' scheduling and the clocks out of reach, no network", "True"], out
+    assert lines[:2] == ["seccomp: the channel to the judge, signals to the grader, other processes' scheduling and memory, the clocks and leaving the process group out of reach, no network", "True"], out
 
 
 def test_a_reply_the_channel_did_not_sign_is_told_apart():
@@ -268,3 +270,104 @@ def test_signals_reach_neither_the_grader_nor_a_whole_group():
     assert {name: tried[name] for name in ("own child", "itself", "own thread")} == dict.fromkeys(("own child", "itself", "own thread"), "done"), tried
     for name in ("parent", "every process", "own group", "parent's group", "a thread by tkill", "parent's memory"):
         assert tried[name] == errno.EPERM, tried
+
+
+def test_threads_started_before_the_filter_are_under_its_reach_rules():
+    """CUDA's and PyTorch's threads start before the filter and run the learner's callbacks (a host
+    function queued on a stream): the rules on what reaches beyond the worker hold in them too, and
+    no thread may take the worker out of its process group."""
+    code = """
+        import os, socket, threading
+        asked, answered, tried = threading.Event(), threading.Event(), {}
+
+        def earlier():
+            asked.wait(30)
+            for name, call in {"socket": lambda: socket.socket().close(), "signal the parent": lambda: os.kill(os.getppid(), 0),
+                               "setsid": os.setsid, "setpgid": lambda: os.setpgid(0, 0)}.items():
+                try:
+                    call()
+                    tried[name] = "done"
+                except OSError as exc:
+                    tried[name] = exc.errno
+            answered.set()
+
+        threading.Thread(target=earlier, daemon=True).start()
+        print(seccomp.forbid_channel(channel.fds, protected=(os.getppid(),)))
+        asked.set()
+        answered.wait(30)
+        try:
+            os.setsid()
+            tried["setsid here"] = "done"
+        except OSError as exc:
+            tried["setsid here"] = exc.errno
+        print(tried)
+        """
+    tried = ast.literal_eval(_child(code).splitlines()[1])
+    assert tried == dict.fromkeys(("socket", "signal the parent", "setsid", "setpgid", "setsid here"), errno.EPERM), tried
+
+
+# A judge in a child Python, as autograder.session ends a worker: subreaper, collecting its dead
+# children, it starts a stand-in worker in a session of its own whose code, under the filter, forks
+# in a chain (each parent leaving at once, each child trying setsid and writing how many forks
+# there have been), then ends the worker's group. The chain stops by itself after 4 s or 4,000
+# forks, whatever happens.
+CHAIN_JUDGE = """
+import json, os, subprocess, sys, threading, time
+from autograder import osguard
+osguard.become_subreaper()
+
+def collect():
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            time.sleep(0.001)
+
+def forks():
+    time.sleep(0.2)
+    with open(sys.argv[2]) as f:
+        return f.read()
+
+threading.Thread(target=collect, daemon=True).start()
+worker = subprocess.Popen([sys.executable, "-c", sys.argv[1], sys.argv[2]], stdout=subprocess.PIPE, start_new_session=True)
+said = worker.stdout.readline().decode().strip()
+running = forks() != forks()
+try:
+    os.killpg(worker.pid, 9)
+except ProcessLookupError:
+    pass
+osguard.kill_descendants(os.getpid())
+print(json.dumps({"said": said, "running": running, "left": forks() != forks()}))
+"""
+CHAIN = """
+import os, sys, time
+from autograder import seccomp
+seccomp._install(seccomp.reach_program(False), every_thread=True)
+try:
+    os.setsid()
+    print("setsid allowed", flush=True)
+except OSError:
+    print("setsid refused", flush=True)
+end, forks = time.monotonic() + 4, 0
+while time.monotonic() < end and forks < 4000:
+    forks += 1
+    try:
+        os.setsid()
+    except OSError:
+        pass
+    with open(sys.argv[1], "w") as f:
+        f.write(str(forks))
+    if os.fork():
+        os._exit(0)
+"""
+
+
+def test_a_chain_of_forks_ends_with_the_workers_group():
+    """A process that forks and leaves at once, generation after generation, outran the judge's sweep
+    of /proc (each listing found no live member). Under the filter no member leaves the worker's
+    process group, and one signal to the group ends the chain."""
+    with tempfile.TemporaryDirectory() as folder:
+        done = subprocess.run([sys.executable, "-c", CHAIN_JUDGE, CHAIN, os.path.join(folder, "forks")], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found == {"said": "setsid refused", "running": True, "left": False}, found
