@@ -89,6 +89,8 @@ CHANNEL_WHOLE = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_registe
 REACH_WHOLE = {
     "adjtimex": 159, "settimeofday": 164, "clock_settime": 227, "clock_adjtime": 305, "tkill": 200,
     "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "setpgid": 109, "setsid": 112,
+    # A pidfd names any process: a directory of /proc opened as one, not only what pidfd_open gives.
+    "pidfd_send_signal": 424,
 }
 # sendmsg can pass any descriptor to a socket of the learner's own (SCM_RIGHTS), under a new number.
 PASSING = {"sendmsg": 46, "sendmmsg": 307}

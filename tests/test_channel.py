@@ -256,6 +256,7 @@ def test_signals_reach_neither_the_grader_nor_a_whole_group():
             "own thread": lambda: signal.pthread_kill(threading.main_thread().ident, 0),
             # A read of 8 bytes of the parent's memory (which the test's root could make unfiltered).
             "parent's memory": lambda: read_memory(parent),
+            "parent by its /proc folder": lambda: signal.pidfd_send_signal(os.open(f"/proc/{parent}", os.O_RDONLY | os.O_DIRECTORY), 0),
         }.items():
             try:
                 call()
@@ -268,7 +269,7 @@ def test_signals_reach_neither_the_grader_nor_a_whole_group():
     lines = _child(code).splitlines()
     tried = ast.literal_eval(lines[1])
     assert {name: tried[name] for name in ("own child", "itself", "own thread")} == dict.fromkeys(("own child", "itself", "own thread"), "done"), tried
-    for name in ("parent", "every process", "own group", "parent's group", "a thread by tkill", "parent's memory"):
+    for name in ("parent", "every process", "own group", "parent's group", "a thread by tkill", "parent's memory", "parent by its /proc folder"):
         assert tried[name] == errno.EPERM, tried
 
 
