@@ -200,7 +200,14 @@ def forbid_channel(fds: tuple[int, ...], passing: bool = False, protected: tuple
     the judge (``fds``) from the calling thread and everything it starts (autograder.channel);
     ``passing`` leaves descriptor passing and the network to NCCL's ranks; ``protected``: the
     grader's processes, which no signal may reach. Returns what took effect, in words."""
-    failed = _unsupported() or _install(reach_program(passing, protected), every_thread=True) or _install(channel_program(fds, passing))
+    failed = _unsupported()
     if failed:
         return f"{failed}: your code could reach the channel to the judge"
-    return "seccomp: the channel to the judge, signals to the grader, other processes' scheduling and memory, the clocks and leaving the process group out of reach" + ("" if passing else ", no network")
+    reach = reach_program(passing, protected)
+    # A thread that cannot take it then (one exiting): the calling thread and what it starts, at least.
+    everywhere = _install(reach, every_thread=True) is None
+    failed = (None if everywhere else _install(reach)) or _install(channel_program(fds, passing))
+    if failed:
+        return f"{failed}: your code could reach the channel to the judge"
+    return ("seccomp: the channel to the judge, signals to the grader, other processes' scheduling and memory, the clocks and leaving the process group out of reach"
+            + ("" if everywhere else " (not in the threads running before it)") + ("" if passing else ", no network"))

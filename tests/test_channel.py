@@ -372,3 +372,30 @@ def test_a_chain_of_forks_ends_with_the_workers_group():
     assert done.returncode == 0, done.stderr[-2000:]
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found == {"said": "setsid refused", "running": True, "left": False}, found
+
+
+def test_a_thread_that_cannot_take_the_reach_filter_leaves_the_rest_in_place():
+    """A thread with a filter of its own cannot be synchronised: the reach rules then hold in the
+    calling thread and what it starts, the channel's as ever, and the report says so."""
+    code = """
+        import socket, threading
+        ready, done = threading.Event(), threading.Event()
+
+        def own_filter():
+            seccomp._install(seccomp._op(seccomp._RET, seccomp.RET_ALLOW))
+            ready.set()
+            done.wait(30)
+
+        threading.Thread(target=own_filter, daemon=True).start()
+        ready.wait(30)
+        print(seccomp.forbid_channel(channel.fds))
+        try:
+            socket.socket().close()
+            print("made")
+        except OSError as exc:
+            print(exc.errno)
+        done.set()
+        """
+    lines = _child(code).splitlines()
+    assert lines[0].endswith("out of reach (not in the threads running before it), no network"), lines
+    assert lines[1] == str(errno.EPERM), lines
