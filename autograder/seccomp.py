@@ -76,7 +76,7 @@ FD_ARGUMENTS = {
 }
 # Refused whole to the thread that runs the learner's code (the channel's filter): what could reach
 # the channel's descriptors unnamed or hand them on.
-CHANNEL_WHOLE = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "close_range": 436, "pidfd_getfd": 438}
+CHANNEL_WHOLE = {"close_range": 436, "pidfd_getfd": 438}
 # Refused whole to every thread of the worker (the reach filter): the clocks (root may slew the
 # monotonic clock the judge times the host by, up to a tenth, or set the wall clock; reads of their
 # tuning too: no honest kernel asks); tkill, which signals a thread by its id alone, of any process
@@ -91,6 +91,9 @@ REACH_WHOLE = {
     "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "setpgid": 109, "setsid": 112,
     # A pidfd names any process: a directory of /proc opened as one, not only what pidfd_open gives.
     "pidfd_send_signal": 424,
+    # io_uring's operations run in the kernel's own workers, where no filter applies: a socket, a
+    # connection, a read of the channel's descriptors.
+    "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
 }
 # sendmsg can pass any descriptor to a socket of the learner's own (SCM_RIGHTS), under a new number.
 PASSING = {"sendmsg": 46, "sendmmsg": 307}

@@ -275,16 +275,23 @@ def test_signals_reach_neither_the_grader_nor_a_whole_group():
 
 def test_threads_started_before_the_filter_are_under_its_reach_rules():
     """CUDA's and PyTorch's threads start before the filter and run the learner's callbacks (a host
-    function queued on a stream): the rules on what reaches beyond the worker hold in them too, and
-    no thread may take the worker out of its process group."""
+    function queued on a stream): the rules on what reaches beyond the worker hold in them too (io_uring,
+    whose operations no filter sees, included), and no thread may take the worker out of its process
+    group."""
     code = """
-        import os, socket, threading
+        import ctypes, os, socket, threading
         asked, answered, tried = threading.Event(), threading.Event(), {}
+        libc = ctypes.CDLL(None, use_errno=True)
+
+        def ring():
+            # io_uring_setup(1 entry, its parameters): the ring's operations would run unfiltered.
+            if libc.syscall(425, 1, ctypes.create_string_buffer(120)) < 0:
+                raise OSError(ctypes.get_errno(), "io_uring_setup")
 
         def earlier():
             asked.wait(30)
             for name, call in {"socket": lambda: socket.socket().close(), "signal the parent": lambda: os.kill(os.getppid(), 0),
-                               "setsid": os.setsid, "setpgid": lambda: os.setpgid(0, 0)}.items():
+                               "setsid": os.setsid, "setpgid": lambda: os.setpgid(0, 0), "io_uring": ring}.items():
                 try:
                     call()
                     tried[name] = "done"
@@ -304,7 +311,7 @@ def test_threads_started_before_the_filter_are_under_its_reach_rules():
         print(tried)
         """
     tried = ast.literal_eval(_child(code).splitlines()[1])
-    assert tried == dict.fromkeys(("socket", "signal the parent", "setsid", "setpgid", "setsid here"), errno.EPERM), tried
+    assert tried == dict.fromkeys(("socket", "signal the parent", "setsid", "setpgid", "io_uring", "setsid here"), errno.EPERM), tried
 
 
 # A judge in a child Python, as autograder.session ends a worker: subreaper, collecting its dead
