@@ -3,7 +3,7 @@
 
 Each configuration starts two rank processes that confine themselves as a grading worker does
 (autograder.osguard: every capability dropped, Landlock with the writable paths of a distributed
-exercise), each in a Landlock domain of its own, then join an NCCL group and time a 256 MiB
+exercise; in the last configuration autograder.seccomp's filters too), each in a Landlock domain of its own, then join an NCCL group and time a 256 MiB
 all-reduce and a send/recv. One JSON line per configuration: the exit codes, the bus bandwidth, the transports NCCL
 chose and its warnings. Act 5's ring failed in the grader on two H100s ("ncclProxyClientGetFd" with
 NCCL's defaults; SIGABRT with NCCL_CUMEM_ENABLE=0); this finds the settings that work.
@@ -28,6 +28,7 @@ CONFIGS = {
     "sandbox, cuMem off": ("both", {"NCCL_CUMEM_ENABLE": "0"}),
     "sandbox, abstract sockets allowed": ("both-sockets", {}),
     "sandbox, abstract sockets allowed, cuMem off": ("both-sockets", {"NCCL_CUMEM_ENABLE": "0"}),
+    "sandbox, abstract sockets allowed, system call filters": ("both-sockets-filter", {}),
 }
 # With PROBE_P2P=1: no sandbox, and the ways of calling send/recv (they aborted with an illegal
 # memory access after an all-reduce, sandbox or not, on two H100s with NCCL 2.28.9).
@@ -52,7 +53,13 @@ def rank_main(rank: int, port: int, guard: str, folder: str) -> None:
     if guard.startswith(("both", "capabilities")):
         facts["capabilities"] = osguard.drop_capabilities()
     if guard.startswith(("both", "landlock")):
-        facts["sandbox"] = osguard.confine([folder, *device_files("cuda")], abstract_sockets=guard.endswith("sockets"))
+        facts["sandbox"] = osguard.confine([folder, *device_files("cuda")], abstract_sockets="sockets" in guard)
+    if guard.endswith("filter"):
+        # The worker's system call filters as a distributed rank has them (descriptor passing and the
+        # network left to NCCL), with no channel of its own to keep.
+        from autograder import seccomp
+
+        facts["filter"] = seccomp.forbid_channel((), passing=True, protected=(os.getppid(),))
     import datetime
 
     import torch.distributed as dist
