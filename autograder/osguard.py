@@ -72,8 +72,9 @@ def drop_capabilities() -> str:
     Returns what was done, for the grading's report."""
     if not _libc:
         return "capabilities kept (not Linux)"
-    held = capabilities("self")
-    if not any(held.values()):
+    if not any(mask for name, mask in capabilities("self").items() if name in HELD):
+        # An ordinary user's bounding set stays full, and only CAP_SETPCAP empties it; with no
+        # capability held and no new privileges (the sandbox sets that), none can be gained.
         return "no capabilities held"
     # Dropping from the bounding set takes CAP_SETPCAP, which the capset below gives up.
     for cap in range(_last_capability() + 1):
@@ -81,8 +82,15 @@ def drop_capabilities() -> str:
     _libc.prctl(PR_CAP_AMBIENT, ctypes.c_ulong(PR_CAP_AMBIENT_CLEAR_ALL), 0, 0, 0)
     header = _CapHeader(0x20080522, 0)
     _libc.syscall(SYS_CAPSET, ctypes.byref(header), (_CapData * 2)())
-    left = [name for name, mask in capabilities("self").items() if mask]
-    return f"capabilities still held: {', '.join(left)}" if left else "every capability dropped"
+    now = capabilities("self")
+    left = [name for name in HELD if now.get(name)]
+    if left:
+        return f"capabilities still held: {', '.join(left)}"
+    return "every capability dropped" + (" (the bounding set kept)" if now.get("CapBnd") else "")
+
+
+# The sets a process uses or can pass on; the bounding set only limits what a program it runs could gain.
+HELD = ("CapInh", "CapPrm", "CapEff", "CapAmb")
 
 
 def capabilities(pid: int | str) -> dict[str, int]:

@@ -120,17 +120,19 @@ def test_the_learners_process_holds_no_capability_whatever_user_grades():
         "except PermissionError:\n"
         "    node = 'refused'\n"
         "child = subprocess.run(['cat', '/proc/self/status'], capture_output=True, text=True).stdout\n"
-        "masks = [int(line.split()[1], 16) for line in child.splitlines() if line.startswith('Cap')]\n"
-        "print(json.dumps([said, node, sum(masks)]))\n"
+        "masks = {line.split(':')[0]: int(line.split()[1], 16) for line in child.splitlines() if line.startswith('Cap')}\n"
+        "print(json.dumps([said, node, masks]))\n"
     )
     with tempfile.TemporaryDirectory() as folder:
         out = subprocess.run([sys.executable, "-c", script, os.path.join(folder, "mem")], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stderr[-3000:]
-    said, node, child_masks = json.loads(out.stdout)
-    held = any(osguard.capabilities("self").values())
+    said, node, child = json.loads(out.stdout)
+    mine = osguard.capabilities("self")
+    held = any(mine.get(name) for name in osguard.HELD)
     assert said == ("every capability dropped" if held else "no capabilities held"), out.stdout
-    # Not even a program it starts holds one.
-    assert node == "refused" and child_masks == 0, out.stdout
+    # Not even a program it starts holds one; where it held them (root), not even in its bounding set.
+    assert node == "refused" and not any(child[name] for name in osguard.HELD), out.stdout
+    assert child["CapBnd"] == 0 or not held, out.stdout
 
 
 def test_the_paths_kept_from_the_learner_exist_and_everything_around_them_stays_readable():
