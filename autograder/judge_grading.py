@@ -173,11 +173,18 @@ class Grading:
             "writable": [folder, self.shared_folder, *([kernels] if kernels else []), *_device_files()],
             # Other submissions' compiled kernels (the reference solution's, if it was graded here).
             "hidden": [os.path.dirname(kernels)] if kernels else [],
-            # The trusted helper, which no signal of the learner's may reach (autograder.seccomp).
-            "protected": [self._helper_pid] if role == "learner" and self._helper_pid else [],
+            # The judge's and the helper's threads, which no signal of the learner's may reach (autograder.seccomp).
+            "protected": self._protected() if role == "learner" else [],
         }
         session.configure(setup, start_timeout=self.remaining(), kernel_cache=kernels)
         return session
+
+    def _protected(self) -> list[int]:
+        """Every thread of the judge and of the helper as they run now: a signal sent to one thread's
+        id reaches its whole process."""
+        from . import pinning
+
+        return [*pinning.threads(os.getpid()), *(pinning.threads(self._helper_pid) if self._helper_pid else [])]
 
     def _arguments(self) -> list[str]:
         return list(getattr(self.problem, "arguments", ()) or self._argument_names())

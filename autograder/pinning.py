@@ -43,7 +43,7 @@ def on_one_cpu(*pids: int):
             pinned: set[int] = set()
             # Later threads inherit their creator's CPU; one started meanwhile is in the next listing.
             for _ in range(5):
-                new = set(_threads(pid)) - pinned
+                new = set(threads(pid)) - pinned
                 if not new:
                     break
                 for thread in new:
@@ -78,7 +78,7 @@ def threads_off(pid: int, cpu: int | None) -> list[int]:
     its first thread had: changed by the process itself after on_one_cpu pinned it (threads that
     ended meanwhile are left out). A raised priority (root may) would win a busy core from the
     processes the judge's own loop shares it with."""
-    return [] if cpu is None else [t for t in _threads(pid) if _strayed(t, cpu, _PRIORITY.get(pid))]
+    return [] if cpu is None else [t for t in threads(pid) if _strayed(t, cpu, _PRIORITY.get(pid))]
 
 
 def caller_moved(cpu: int | None) -> bool:
@@ -104,7 +104,8 @@ def _current_cpu() -> int:
         return -1
 
 
-def _threads(pid: int) -> list[int]:
+def threads(pid: int) -> list[int]:
+    """The ids of ``pid``'s threads (``pid`` alone where /proc cannot say)."""
     try:
         return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
     except OSError:

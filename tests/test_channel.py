@@ -225,7 +225,12 @@ def test_signals_reach_neither_the_grader_nor_a_whole_group():
     code = """
         import ctypes, os, signal, subprocess, sys, threading
         parent = os.getppid()
-        print(seccomp.forbid_channel(channel.fds, protected=(parent,)))
+        # A stand-in for the helper: a process with a second thread, protected by every thread's id.
+        # It ends when its input closes: the filter would refuse a signal to end it.
+        helper = subprocess.Popen([sys.executable, "-c", "import sys, threading; threading.Thread(target=sys.stdin.read, daemon=True).start(); print(1, flush=True); sys.stdin.read()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        helper.stdout.readline()
+        helper_threads = sorted(int(t) for t in os.listdir(f"/proc/{helper.pid}/task"))
+        print(seccomp.forbid_channel(channel.fds, protected=(parent, *helper_threads)))
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
         libc = ctypes.CDLL(None, use_errno=True)
 
@@ -257,6 +262,7 @@ def test_signals_reach_neither_the_grader_nor_a_whole_group():
             # A read of 8 bytes of the parent's memory (which the test's root could make unfiltered).
             "parent's memory": lambda: read_memory(parent),
             "parent by its /proc folder": lambda: signal.pidfd_send_signal(os.open(f"/proc/{parent}", os.O_RDONLY | os.O_DIRECTORY), 0),
+            "helper by its second thread's id": lambda: os.kill(helper_threads[-1], 0),
         }.items():
             try:
                 call()
@@ -264,12 +270,14 @@ def test_signals_reach_neither_the_grader_nor_a_whole_group():
             except OSError as exc:
                 tried[name] = exc.errno
         child.kill()
+        helper.stdin.close()
+        helper.wait(30)
         print(tried)
         """
     lines = _child(code).splitlines()
     tried = ast.literal_eval(lines[1])
     assert {name: tried[name] for name in ("own child", "itself", "own thread")} == dict.fromkeys(("own child", "itself", "own thread"), "done"), tried
-    for name in ("parent", "every process", "own group", "parent's group", "a thread by tkill", "parent's memory", "parent by its /proc folder"):
+    for name in ("parent", "every process", "own group", "parent's group", "a thread by tkill", "parent's memory", "parent by its /proc folder", "helper by its second thread's id"):
         assert tried[name] == errno.EPERM, tried
 
 
