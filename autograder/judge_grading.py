@@ -184,7 +184,8 @@ class Grading:
         id reaches its whole process."""
         from . import pinning
 
-        return [*pinning.threads(os.getpid()), *(pinning.threads(self._helper_pid) if self._helper_pid else [])]
+        helper = [self._helper_pid] if self._helper_pid else []
+        return [*helper, *pinning.threads(os.getpid()), *(pinning.threads(helper[0]) if helper else [])]
 
     def _arguments(self) -> list[str]:
         return list(getattr(self.problem, "arguments", ()) or self._argument_names())

@@ -138,8 +138,9 @@ def reach_program(passing: bool, protected: tuple[int, ...] = ()) -> bytes:
     for number, offset in sorted(SELF_ONLY.items()):
         code += [_op(_JEQ, number, jf=4), _op(_LOAD, offset), _op(_JEQ, 0, jt=1), refuse, allow]
     # A pid is an int: the low word of the argument, 0 or negative when it names a group or everyone.
-    # At most PROTECTED_MAX of them: a jump spans at most 255 instructions.
-    pids = [x for pid in (0, *sorted(set(protected))[:PROTECTED_MAX]) for x in (_op(_JEQ, pid, jf=1), refuse)]
+    # At most PROTECTED_MAX of them, the first given first (processes before their other threads):
+    # a jump spans at most 255 instructions.
+    pids = [x for pid in (0, *list(dict.fromkeys(protected))[:PROTECTED_MAX]) for x in (_op(_JEQ, pid, jf=1), refuse)]
     for number in SIGNALLING:
         block = [_op(_LOAD, _ARG0), _op(_JGE, NEGATIVE, jf=1), refuse, *pids]
         code += [_op(_JEQ, number, jf=len(block) + 1), *block, allow]

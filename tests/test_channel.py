@@ -414,3 +414,14 @@ def test_a_thread_that_cannot_take_the_reach_filter_leaves_the_rest_in_place():
     lines = _child(code).splitlines()
     assert lines[0].endswith("out of reach (not in the threads running before it), no network"), lines
     assert lines[1] == str(errno.EPERM), lines
+
+
+def test_a_long_list_of_protected_threads_keeps_the_processes_first():
+    """A jump in the filter spans at most 255 instructions: past PROTECTED_MAX ids the last are left
+    out, never the processes given first."""
+    from autograder import seccomp
+
+    code = seccomp.reach_program(False, (7, 8, *range(1000, 1400)))
+    words = [code[i : i + 8] for i in range(0, len(code), 8)]
+    compared = [int.from_bytes(w[4:8], "little") for w in words if w[0] == seccomp._JEQ]
+    assert {7, 8, 1000}.issubset(compared) and 1399 not in compared
