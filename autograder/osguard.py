@@ -201,12 +201,18 @@ def readable_around(hidden: list[str]) -> list[str]:
     return readable
 
 
+def stat_fields(path: str) -> list[bytes]:
+    """The fields of a /proc stat line after the command name (the state first, the parent's id
+    second), which may hold spaces and parentheses: they follow the last ')'. Raises OSError."""
+    with open(path, "rb") as f:
+        stat = f.read()
+    return stat[stat.rfind(b")") + 2 :].split()
+
+
 def parent_of(pid: int) -> int:
     """The parent's id of ``pid``, from /proc (0 where it cannot be read)."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-        return int(stat[stat.rfind(b")") + 2 :].split()[1])
+        return int(stat_fields(f"/proc/{pid}/stat")[1])
     except (OSError, ValueError, IndexError):
         return 0
 
@@ -219,12 +225,9 @@ def _children(live_only: bool = True) -> dict[int, list[int]]:
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
+            fields = stat_fields(f"/proc/{entry}/stat")
         except OSError:
             continue
-        # The command name may hold spaces and parentheses: the parent id follows the last ')'.
-        fields = stat[stat.rfind(b")") + 2 :].split()
         if live_only and fields[0] in (b"Z", b"X"):
             continue
         tree.setdefault(int(fields[1]), []).append(int(entry))

@@ -18,6 +18,8 @@ import os
 import sys
 import threading
 
+from . import osguard
+
 _LINUX = sys.platform.startswith("linux")
 
 
@@ -97,9 +99,7 @@ def _strayed(thread: int, cpu: int, priority: tuple | None) -> bool:
 def _current_cpu() -> int:
     """The CPU the calling thread last ran on (field 39 of its stat line), -1 if unknown."""
     try:
-        with open("/proc/thread-self/stat", "rb") as f:
-            stat = f.read()
-        return int(stat[stat.rfind(b")") + 2 :].split()[36])
+        return int(osguard.stat_fields("/proc/thread-self/stat")[36])
     except (OSError, ValueError, IndexError):
         return -1
 
