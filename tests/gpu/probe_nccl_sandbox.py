@@ -81,7 +81,9 @@ def rank_main(rank: int, port: int, guard: str, folder: str) -> None:
     # Point-to-point, as a ring built from send/recv uses NCCL: a second communicator's channels.
     half = x[: NUMEL // 2].clone()
     received = torch.empty_like(half)
-    if os.environ.get("PROBE_P2P_MODE") == "batch":
+    # One batch by default, as the reference ring sends (an isend then a recv after an all-reduce
+    # aborts with or without a sandbox: PROBE_P2P=1's first row).
+    if os.environ.get("PROBE_P2P_MODE", "batch") == "batch":
         for request in dist.batch_isend_irecv([dist.P2POp(dist.isend, half, 1 - rank), dist.P2POp(dist.irecv, received, 1 - rank)]):
             request.wait()
     else:
