@@ -4,6 +4,7 @@ untouched exercise earns zero without crashing the kernel. Executed copies go to
 from __future__ import annotations
 
 import os
+import traceback
 from pathlib import Path
 
 import pytest
@@ -43,14 +44,23 @@ def _execute(path: Path, allow_errors: bool):
     record = out and path.is_relative_to(ROOT / "solutions")
     if record:
         os.environ[RESULTS_DIR_VARIABLE] = str(Path(out) / "graded")
+    failure = None
     try:
         client.execute()
+    except Exception as error:
+        # A kernel that died or never started: its notebook as far as it ran and the error are kept,
+        # since a step cut off at its limit never prints pytest's summary of why.
+        failure = error
+        raise
     finally:
         os.environ.pop(RESULTS_DIR_VARIABLE, None)
-    if out:
-        folder = Path(out) / "notebooks"
-        folder.mkdir(parents=True, exist_ok=True)
-        nbformat.write(nb, folder / f"{path.parent.parent.name}-{path.parent.name}-{path.name}")
+        if out:
+            folder = Path(out) / "notebooks"
+            folder.mkdir(parents=True, exist_ok=True)
+            name = f"{path.parent.parent.name}-{path.parent.name}-{path.name}"
+            nbformat.write(nb, folder / name)
+            if failure is not None:
+                (folder / f"{name}.error.txt").write_text("".join(traceback.format_exception(failure)))
     return nb
 
 
