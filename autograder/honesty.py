@@ -3,7 +3,8 @@ profile of every call it made (the timed calls included).
 
 A kernel is the learner's only when it is named in the learner's source as a kernel they wrote: a
 function decorated with ``triton.jit`` (or autotune/heuristics over one), or a ``__global__``
-function in a CUDA source string (a CuPy RawKernel or RawModule). Everything else is library work:
+function in a CUDA source string (a CuPy RawKernel or RawModule); on a GPU a Triton kernel must
+also have been compiled from the learner's file (``OWN_MARK``). Everything else is library work:
 cuBLAS, cuDNN and ATen kernels, and generated code such as torch.compile's Triton kernels or
 CuPy's ElementwiseKernel/ReductionKernel templates, whatever they are called. The learner's
 kernels must also account for the GPU time the judge measured for the timed calls, so a profile
@@ -13,6 +14,7 @@ that leaves out the kernels that did the work does not pass.
 from __future__ import annotations
 
 import ast
+import os
 import re
 
 # Names only a library's or a code generator's kernels carry (cuBLAS, cuDNN, CUTLASS, NVIDIA's JIT
@@ -41,10 +43,19 @@ def _decorator_names(node: ast.FunctionDef) -> set[str]:
     return names
 
 
-def own_kernel_names(code: str) -> set[str]:
+# On a GPU the profiler knows a kernel by its name alone, and a library's Triton kernel may bear any
+# name, one the learner's source also declares. So the worker gives every Triton kernel compiled from
+# the learner's own file this ending (``mark_learner_kernels``): the name the GPU runs under says
+# which file it was compiled from, as the interpreter's launch record does on a CPU. A library kernel
+# gets it only if the learner's code renames that kernel, which compiles the library's source as theirs,
+# as copying it into their cell would.
+OWN_MARK = "__yours"
+
+
+def own_kernel_names(code: str, device: str = "cpu") -> set[str]:
     """Kernels the learner wrote: Triton-decorated functions and ``__global__`` functions of CUDA
     source strings. Names also given to a CuPy template kernel, and Inductor-style names, are not
-    theirs."""
+    theirs. On a GPU a Triton kernel's name is the one the worker compiled it under (``OWN_MARK``)."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
@@ -60,7 +71,27 @@ def own_kernel_names(code: str) -> set[str]:
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
             if name in _TEMPLATES:
                 templated.update(_string_arguments(node))
-    return {n for n in triton | (cuda - templated) if not RESERVED.search(n)}
+    mark = OWN_MARK if device == "cuda" else ""
+    return {n + mark for n in triton if not RESERVED.search(n)} | {n for n in cuda - templated if not RESERVED.search(n)}
+
+
+def mark_learner_kernels(files: tuple[str, ...]) -> None:
+    """In the worker, before the learner's module loads: every Triton kernel defined in ``files``
+    compiles under its name with ``OWN_MARK`` appended (Triton names a kernel by its JIT function's
+    ``repr``, which ``triton.jit(repr=...)`` also sets). Kernels of any other file keep their names.
+    Code that undoes this only takes the mark off the learner's own kernels."""
+    from triton.runtime.jit import JITFunction
+
+    learner_files = {os.path.realpath(f) for f in files}
+    original = JITFunction.__init__
+
+    def init(self, fn, *args, **kwargs):
+        original(self, fn, *args, **kwargs)
+        code = getattr(fn, "__code__", None)
+        if code is not None and os.path.realpath(code.co_filename) in learner_files:
+            self._repr = lambda _specialization, name=fn.__name__ + OWN_MARK: name
+
+    JITFunction.__init__ = init
 
 
 def _string_arguments(call: ast.Call) -> set[str]:
@@ -102,7 +133,9 @@ def judge_gpu(phases: dict[str, dict], own: set[str], allowed: tuple[str, ...], 
     shown = sorted(launched, key=lambda k: -launched[k])[:20]
     if library:
         names = "; ".join(_short(k) for k in library[:3])
-        return {"ok": False, "message": f"the calls launched kernels that are not yours (library or generated code): {names}. Write the kernel yourself.", "kernels": shown}
+        same_name = [k for k in library if base_name(k) + OWN_MARK in own]
+        elsewhere = f" ({base_name(same_name[0])} is also a kernel in your source, but the one that ran was compiled from another file)" if same_name else ""
+        return {"ok": False, "message": f"the calls launched kernels that are not yours (library or generated code): {names}{elsewhere}. Write the kernel yourself.", "kernels": shown}
     if not mine:
         return {
             "ok": False,
@@ -121,7 +154,7 @@ def judge_gpu(phases: dict[str, dict], own: set[str], allowed: tuple[str, ...], 
                 "function). The grader cannot tell the two apart: keep synchronising calls out of the function you hand in",
                 "kernels": shown,
             }
-    return {"ok": True, "message": "kernels launched: " + ", ".join(_short(k) for k in mine), "kernels": shown}
+    return {"ok": True, "message": "kernels launched: " + ", ".join(_short(k.removesuffix(OWN_MARK)) for k in mine), "kernels": shown}
 
 
 def unaccounted(seen: dict, own: set[str], charges: list[float]) -> tuple[float, float] | None:
@@ -169,7 +202,7 @@ def judge_cpu(operators: list[str], calls: list[dict], own: set[str]) -> dict:
             continue
         foreign = [k for k in call.get("kernels", []) if k not in own]
         if foreign:
-            return {"ok": False, "message": f"the calls ran Triton kernels that are not in your code ({', '.join(foreign[:3])})"}
+            return {"ok": False, "message": f"the calls ran Triton kernels that are not yours, defined outside your code ({', '.join(foreign[:3])})"}
         if not call.get("kernels"):
             return {"ok": False, "message": "no Triton kernel of yours ran during the call; the work must run in your kernel"}
         unfit = sorted(call.get("compile_errors", {}).items())

@@ -86,7 +86,7 @@ class Grading:
         timed = bool(self.job.get("timed")) and kind == "kernel"
         from . import honesty
 
-        self.own_kernels = honesty.own_kernel_names(self.source)
+        self.own_kernels = honesty.own_kernel_names(self.source, self.device)
         kept = None
         try:
             if self.device == "cuda" and kind in ("kernel", "measured"):
@@ -252,11 +252,14 @@ class Grading:
 
 
 def _kernel_cache(source: str) -> str:
-    """Where the worker keeps the kernels it compiles from this exact submission text."""
+    """Where the worker keeps the kernels it compiles from this exact submission text (under the names
+    it compiles them with: Triton's cache keys leave the name out)."""
     import hashlib
 
+    from .honesty import OWN_MARK
+
     root = os.environ.get("AUTOGRADER_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "gpu-brrr")
-    path = os.path.join(root, "kernels", hashlib.sha256(source.encode()).hexdigest()[:24])
+    path = os.path.join(root, "kernels", hashlib.sha256((OWN_MARK + source).encode()).hexdigest()[:24])
     os.makedirs(path, exist_ok=True)
     return path
 

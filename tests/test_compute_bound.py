@@ -168,19 +168,23 @@ extern "C" __global__ void nvjet_hsh_256x128(const float* a) {}
 extern "C" __global__ void cupy_sum(const float* a) {}
 """
 '''
-    own = honesty.own_kernel_names(code)
+    own = honesty.own_kernel_names(code, "cuda")
     # A declared kernel with a library's name is not taken as the learner's: CuPy's own kernels
-    # (cupy.sum without CUB runs one named cupy_sum) are as plain as a learner's.
-    assert own == {"flash_attention_kernel", "sgemm_vectorized"}
+    # (cupy.sum without CUB runs one named cupy_sum) are as plain as a learner's. On a GPU a Triton
+    # kernel of theirs runs under the name the worker compiled it with.
+    assert own == {"flash_attention_kernel" + honesty.OWN_MARK, "sgemm_vectorized"}
+    assert honesty.own_kernel_names(code) == {"flash_attention_kernel", "sgemm_vectorized"}
 
     def judged(kernels, own_names=frozenset()):
         return honesty.judge_gpu({"calls": {"kernels": [{"name": k, "calls": 1, "total_us": 100.0} for k in kernels]}}, set(own_names), (), {})["ok"]
 
-    assert judged(["flash_attention_kernel"], own)
+    assert judged(["flash_attention_kernel" + honesty.OWN_MARK], own)
     assert judged(["_Z16sgemm_vectorizedPKf"], own)
     assert judged(["sgemm_vectorized(float const*)"], own)
-    # Not defined by the learner: the same names are library kernels.
+    # Not defined by the learner: the same names are library kernels; so is a Triton kernel of their
+    # kernel's name compiled from another file.
     assert not judged(["flash_attention_kernel"])
+    assert not judged(["flash_attention_kernel"], own)
     # A library kernel stays a library kernel even when the learner declares one of a similar name.
     assert not judged(["nvjet_hsh_256x128_64x4_1x2_h_bz_coopB_NNT"], own)
     assert not judged(["cupy_sum"], own)
