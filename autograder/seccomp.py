@@ -120,6 +120,13 @@ SELF_ONLY = {
 # time the library, or kill; where Landlock scopes signals (ABI 6) every process outside the grading is.
 SIGNALLING = (62, 129, 234, 297, 434)
 NEGATIVE, PROTECTED_MAX = 0x80000000, 120
+# A stop (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU: 19 to 22) is refused to every process, by the argument
+# holding the signal (kill and rt_sigqueueinfo: the second, tgkill and rt_tgsigqueueinfo: the third).
+# Stopping is the signal that gains: a process paused while it times the library slows the library
+# down, and a pid is a guess away (a thread the judge starts after the set-up, another grading's
+# helper); any other signal ends what it reaches, which scores nothing.
+STOP_ARGUMENT = {62: _ARG0 + 8, 129: _ARG0 + 8, 234: _ARG2, 297: _ARG2}
+FIRST_STOP, AFTER_STOPS = 19, 23
 
 
 def _header() -> list[bytes]:
@@ -129,8 +136,8 @@ def _header() -> list[bytes]:
 
 def reach_program(passing: bool, protected: tuple[int, ...] = ()) -> bytes:
     """A filter refusing what reaches beyond the worker: REACH_WHOLE, unless ``passing`` the
-    network, changes to the scheduling of any process or thread but the caller, and signals to
-    process groups and to ``protected``."""
+    network, changes to the scheduling of any process or thread but the caller, signals to process
+    groups and to ``protected``, and stops to anyone."""
     refuse, allow = _op(_RET, RET_ERRNO | errno.EPERM), _op(_RET, RET_ALLOW)
     code = _header()
     for number in sorted({**REACH_WHOLE, **({} if passing else NETWORK)}.values()):
@@ -142,7 +149,8 @@ def reach_program(passing: bool, protected: tuple[int, ...] = ()) -> bytes:
     # a jump spans at most 255 instructions.
     pids = [x for pid in (0, *list(dict.fromkeys(protected))[:PROTECTED_MAX]) for x in (_op(_JEQ, pid, jf=1), refuse)]
     for number in SIGNALLING:
-        block = [_op(_LOAD, _ARG0), _op(_JGE, NEGATIVE, jf=1), refuse, *pids]
+        stops = [_op(_LOAD, STOP_ARGUMENT[number]), _op(_JGE, AFTER_STOPS, jt=2), _op(_JGE, FIRST_STOP, jf=1), refuse] if number in STOP_ARGUMENT else []
+        block = [*stops, _op(_LOAD, _ARG0), _op(_JGE, NEGATIVE, jf=1), refuse, *pids]
         code += [_op(_JEQ, number, jf=len(block) + 1), *block, allow]
     code.append(allow)
     return b"".join(code)

@@ -8,6 +8,7 @@ import ast
 import errno
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -279,6 +280,41 @@ def test_signals_reach_neither_the_grader_nor_a_whole_group():
     assert {name: tried[name] for name in ("own child", "itself", "own thread")} == dict.fromkeys(("own child", "itself", "own thread"), "done"), tried
     for name in ("parent", "every process", "own group", "parent's group", "a thread by tkill", "parent's memory", "parent by its /proc folder", "helper by its second thread's id"):
         assert tried[name] == errno.EPERM, tried
+
+
+def test_no_process_is_stopped_by_the_learners_code():
+    """A stop is refused whoever it is sent to, the learner's own child included (a judge thread
+    started after the set-up has an id no list holds); other signals to its own processes pass."""
+    code = """
+        import ctypes, os, signal, subprocess, sys
+        print(seccomp.forbid_channel(channel.fds, protected=(os.getppid(),)))
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+        libc = ctypes.CDLL(None, use_errno=True)
+
+        def tgkill(pid, sig):
+            if libc.syscall(234, pid, pid, sig) != 0:
+                raise OSError(ctypes.get_errno(), "tgkill")
+
+        tried = {}
+        for name, call in {
+            **{f"kill {sig.name}": (lambda sig=sig: os.kill(child.pid, sig)) for sig in (signal.SIGSTOP, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)},
+            "tgkill SIGSTOP": lambda: tgkill(child.pid, signal.SIGSTOP),
+            "kill SIGCONT": lambda: os.kill(child.pid, signal.SIGCONT),
+            "kill SIGTERM": lambda: os.kill(child.pid, signal.SIGTERM),
+        }.items():
+            try:
+                call()
+                tried[name] = "done"
+            except OSError as exc:
+                tried[name] = exc.errno
+        child.wait(30)
+        print(tried, child.returncode)
+        """
+    lines = _child(code).splitlines()
+    tried, returncode = lines[1].rsplit(" ", 1)
+    stops = ("kill SIGSTOP", "kill SIGTSTP", "kill SIGTTIN", "kill SIGTTOU", "tgkill SIGSTOP")
+    assert ast.literal_eval(tried) == {**dict.fromkeys(stops, errno.EPERM), "kill SIGCONT": "done", "kill SIGTERM": "done"}
+    assert int(returncode) == -signal.SIGTERM
 
 
 def test_threads_started_before_the_filter_are_under_its_reach_rules():
