@@ -59,8 +59,8 @@ def refuse_grader_imports() -> None:
 def hidden_files() -> list[str]:
     """What the learner's process may not read (autograder.osguard.confine): the sources and compiled
     copies of the refused modules, the reference solutions (the repository's solutions/ beside the
-    package, its git history and built book, the copy a wheel carries) and an nbgrader course's
-    folders of other notebooks beside it.
+    package, its git history and built book, the copy a wheel carries), an nbgrader course's
+    folders of other notebooks beside it, and Jupyter's secrets (``JUPYTER_SECRETS``).
     Refusing an import is not enough where the file can be read and run."""
     package = os.path.dirname(os.path.abspath(__file__))
     course = os.path.dirname(package)
@@ -71,7 +71,24 @@ def hidden_files() -> list[str]:
         leaf = name.split(".", 1)[1]
         paths += [os.path.join(package, leaf), os.path.join(package, leaf + ".py")]
         paths += glob.glob(os.path.join(package, "__pycache__", f"{leaf}.*.pyc"))
-    return [path for path in paths if os.path.exists(path)]
+    return [path for path in [*paths, *jupyter_secrets()] if os.path.exists(path)]
+
+
+# In Jupyter's runtime folder: its servers' tokens (whoever holds one opens a terminal as the grader's
+# user) and its kernels' connection keys (whoever holds one runs code in that kernel). Act 5's ranks
+# keep the network, on which those servers and kernels listen.
+JUPYTER_SECRETS = ("jpserver-*.json", "jpserver-*-open.html", "nbserver-*.json", "kernel-*.json", "jupyter_cookie_secret")
+
+
+def jupyter_secrets() -> list[str]:
+    try:
+        from jupyter_core.paths import jupyter_runtime_dir
+    except ImportError:
+        data = os.environ.get("JUPYTER_DATA_DIR") or os.path.join(os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share"), "jupyter")
+        runtime = os.environ.get("JUPYTER_RUNTIME_DIR") or os.path.join(data, "runtime")
+    else:
+        runtime = jupyter_runtime_dir()
+    return [path for pattern in JUPYTER_SECRETS for path in glob.glob(os.path.join(runtime, pattern))]
 
 
 COMPILE_ERRORS = {"CompilationError", "CompileTimeAssertionFailure", "OutOfResources", "CompileException", "UnsupportedLanguageConstruct", "SyntaxError"}

@@ -143,3 +143,32 @@ def test_the_paths_kept_from_the_learner_exist_and_everything_around_them_stays_
     readable = osguard.readable_around(hidden)
     assert not [path for path in readable if any(path == h or path.startswith(h + "/") for h in hidden)]
     assert str(PACKAGE / "checking.py") in readable and str(ROOT / "exercises") in readable and "/usr" in readable
+
+
+def test_jupyters_tokens_and_kernel_keys_are_kept_from_the_learner(tmp_path):
+    """Act 5's ranks keep the network, where a Jupyter server opens a terminal for whoever holds its
+    token and a kernel runs code for whoever holds its connection key: neither file can be read from
+    the learner's process; what is beside them can."""
+    runtime, beside, writable = tmp_path / "jupyter" / "runtime", tmp_path / "jupyter" / "beside.txt", tmp_path / "grading"
+    runtime.mkdir(parents=True)
+    writable.mkdir()
+    (runtime / "jpserver-1.json").write_text('{"token": "secret"}')
+    (runtime / "kernel-2.json").write_text('{"key": "secret"}')
+    beside.write_text("readable")
+    script = (
+        "import json, sys\n"
+        "from autograder import learner_code, osguard\n"
+        "found = {'sandbox': osguard.confine([sys.argv[1]], hidden=learner_code.hidden_files())}\n"
+        "for path in sys.argv[2:]:\n"
+        "    try:\n"
+        "        found[path] = open(path).read()\n"
+        "    except PermissionError:\n"
+        "        found[path] = 'refused'\n"
+        "print(json.dumps(found))\n"
+    )
+    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(runtime))
+    out = subprocess.run([sys.executable, "-c", script, str(writable), str(runtime / "jpserver-1.json"), str(runtime / "kernel-2.json"), str(beside)], capture_output=True, text=True, cwd=ROOT, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    found = json.loads(out.stdout)
+    assert found.pop("sandbox").startswith("Landlock"), "this test needs a kernel with Landlock"
+    assert found == {str(runtime / "jpserver-1.json"): "refused", str(runtime / "kernel-2.json"): "refused", str(beside): "readable"}
