@@ -38,7 +38,10 @@ def _execute(path: Path, allow_errors: bool):
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=900, allow_errors=allow_errors, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+    # Sixteen kernels starting at once beside sixteen pytest workers may take longer than nbclient's
+    # 60 s to answer. On two H200s one untouched exercise failed among the first results, before its
+    # notebook was written (the failure's reason was not kept): a kernel that never started fits that.
+    client = nbclient.NotebookClient(nb, timeout=900, startup_timeout=300, allow_errors=allow_errors, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
     out = os.environ.get("GPU_OUT")
     # The solutions' graded results are kept for the speed benchmark (autograder bench --from).
     record = out and path.is_relative_to(ROOT / "solutions")
