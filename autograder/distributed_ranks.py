@@ -34,7 +34,8 @@ class Ranks:
         for rank in range(len(self.sessions), count):
             folder = os.path.join(self.g.workdir, f"rank{rank}")
             os.makedirs(folder, exist_ok=True)
-            session = Session("learner", "cpu" if self.g.device == "cpu" else "cuda", folder, os.path.join(folder, "output.log"), no_triton=True)
+            network = self.g.network.env() if getattr(self.g, "network", None) else None
+            session = Session("learner", "cpu" if self.g.device == "cpu" else "cuda", folder, os.path.join(folder, "output.log"), no_triton=True, env=network)
             session.configure(rank_setup(self.g, folder, self.g.job["module"], self.g.job["entry"]), start_timeout=self.g.remaining())
             self.sessions.append(session)
             started.append(session)

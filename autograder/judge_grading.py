@@ -34,8 +34,17 @@ class Grading:
         from . import registry
 
         self.problem = registry.get(job["problem"])
+        # A distributed exercise's ranks, the learner's worker as rank 0, in a network of their own.
+        self.network = None
         if self.device == "cuda" and getattr(self.problem, "predicts", False):
-            workers.learner_without_gpu()
+            workers.restart_learner("cpu")
+        elif getattr(self.problem, "kind", None) == "distributed":
+            from .netns import PrivateNetwork
+
+            self.network = PrivateNetwork()
+            self.result.extra["network"] = self.network.fact
+            if self.network.env():
+                workers.restart_learner(self.device, self.network.env())
         self._helper_pid = workers.helper.process.pid if workers.helper is not None else None
         self.learner = self._configure(workers.learner, job["module"], job["entry"], job["language"])
         self.helper = None
@@ -142,6 +151,8 @@ class Grading:
             for session in (self.learner, self.helper):
                 if session is not None:
                     session.end()
+            if self.network is not None:
+                self.network.close()
             self._scheduling_kept(kept)
         return self.result
 

@@ -79,7 +79,7 @@ class MeasuredProblem:
     def predicts(self) -> bool:
         """The learner is handed no operation to run (only its description and the ceilings): the
         answer is a prediction, and on a GPU the learner's worker runs with no GPU visible
-        (session.Workers.learner_without_gpu): nothing it runs can time the operations."""
+        (session.Workers.restart_learner): nothing it runs can time the operations."""
         return not set(self.arguments) & set(OPERATION_ARGUMENTS)
 
     @property

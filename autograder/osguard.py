@@ -247,10 +247,15 @@ def descendants(root: int, spare: tuple[int, ...] = ()) -> list[int]:
     return found
 
 
+# The judge's own children that outlive its workers (autograder.netns's holder): spared by every sweep.
+KEPT: set[int] = set()
+
+
 def kill_descendants(root: int, rounds: int = 50, spare: tuple[int, ...] = ()) -> int:
-    """Stop, then kill, every descendant of ``root`` (but the ``spare`` subtrees) until none is
-    left; returns how many were killed. Stopping first freezes a process that forks in a loop, so
-    the sweep converges. Dead children of ``root`` are collected when ``root`` is this process."""
+    """Stop, then kill, every descendant of ``root`` (but the ``spare`` subtrees and ``KEPT``) until
+    none is left; returns how many were killed. Stopping first freezes a process that forks in a loop,
+    so the sweep converges. Dead children of ``root`` are collected when ``root`` is this process."""
+    spare = (*spare, *KEPT)
     killed = 0
     for _ in range(rounds):
         pids = descendants(root, spare)

@@ -73,6 +73,8 @@ def text(result: dict | ProblemResult, part: str = "all") -> str:
         lines.append("  note: your code ran with root's capabilities here; the GPU's clocks and power limit were not kept from it")
     if isinstance(result.channel, str) and result.channel.startswith("no system call filter"):
         lines.append(f"  note: {result.channel}")
+    if str(getattr(result, "extra", {}).get("network", "")).startswith("the ranks keep"):
+        lines.append(f"  note: {result.extra['network']}")
     if result.traceback and result.status != "PASS":
         lines.append("")
         lines.append("Traceback (from your code):")

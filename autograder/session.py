@@ -13,6 +13,7 @@ import time
 
 from . import osguard, rss, wire
 from .channel import one_way
+from .netns import launch
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -113,12 +114,12 @@ class Session:
     def _start(self, device: str, workdir: str, log_path: str, env: dict | None, to_worker_r: int, from_worker_w: int) -> None:
         with open(log_path, "ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-m", "autograder._worker", str(to_worker_r), str(from_worker_w), str(os.getpid())],
+                launch([sys.executable, *(["-P"] if sys.version_info >= (3, 11) else []), "-m", "autograder._worker", str(to_worker_r), str(from_worker_w), str(os.getpid())], env or {}),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=workdir,
-                # ``env``: what must be set before the interpreter starts (malloc's tunables).
+                # ``env``: what must be set before the interpreter starts (malloc's tunables, the ranks' network).
                 env={**worker_env(workdir, device), **(env or {})},
                 pass_fds=(to_worker_r, from_worker_w),
                 start_new_session=True,
@@ -272,12 +273,11 @@ class Workers:
         self.learner = Session("learner", device, *self._folder("learner"), warm_profiler=warm_profiler, fork=fork)
         self.helper = Session("library", device, *self._folder("library")) if helper else None
 
-    def learner_without_gpu(self) -> None:
-        """A prediction's learner (autograder.measured: handed no operation, only its description):
-        its worker started again on the CPU with no GPU visible, so nothing the learner's code runs,
-        at import or when answering, can time the operations it is asked to predict."""
+    def restart_learner(self, device: str, env: dict | None = None) -> None:
+        """The learner's worker started again: on the CPU with no GPU visible for a prediction (nothing
+        it runs can time what it predicts), in the ranks' own network for a distributed exercise."""
         self.learner.end(spare=(self.helper.process.pid,) if self.helper is not None else ())
-        self.learner = Session("learner", "cpu", *self._folder("learner"))
+        self.learner = Session("learner", device, *self._folder("learner"), env=env)
 
     def _folder(self, role: str) -> tuple[str, str]:
         folder = os.path.join(self.workdir, role)

@@ -124,6 +124,30 @@ def test_honest_ring_passes_on_every_world_size():
     assert "needs 2 GPUs" in result["speed_note"]
 
 
+def test_the_ranks_reach_no_service_on_the_hosts_network():
+    """The ranks keep sockets (they meet over the loopback network), but in a network of their own:
+    a service listening on the host's loopback (a Jupyter server, a GPU host engine) is not there.
+    Every rank tries it when the module loads and ends the grading if it gets through."""
+    import socket
+
+    with socket.socket() as service:
+        service.bind(("127.0.0.1", 0))
+        service.listen()
+        probe = (
+            "import socket\n"
+            "try:\n"
+            f"    socket.create_connection(('127.0.0.1', {service.getsockname()[1]}), timeout=5).close()\n"
+            "except OSError:\n"
+            "    pass\n"
+            "else:\n"
+            "    raise SystemExit('reached a service on the host network')\n"
+        )
+        problem = registry.get("act5.ring_all_reduce")
+        result = grading.grade_source(problem, probe + HONEST_RING, "ring_all_reduce", device="cpu", timeout=240)
+    assert result["status"] == "PASS", (result["message"], result.get("output"))
+    assert result.get("network") == "the ranks in a network of their own (its loopback device only)", result.get("network")
+
+
 def _solution_ring() -> str:
     from autograder import source
 

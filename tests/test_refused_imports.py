@@ -103,6 +103,9 @@ def test_a_grading_without_the_file_sandbox_says_so():
     confined = dict(bare, sandbox="Landlock ABI 7: writes only beneath the grading's own folders, 15 of the grader's paths unreadable; every capability dropped")
     assert "not kept from your code" not in report.text(confined)
     assert "root's capabilities" in report.text(dict(confined, sandbox="Landlock ABI 7: ...; capabilities still held: CapBnd"))
+    kept = "the ranks keep the host's network (no namespace of their own: [Errno 1] Operation not permitted)"
+    assert f"note: {kept}" in report.text(dict(confined, network=kept))
+    assert "note: the ranks" not in report.text(dict(confined, network="the ranks in a network of their own (its loopback device only)"))
 
 
 def test_the_learners_process_holds_no_capability_whatever_user_grades():

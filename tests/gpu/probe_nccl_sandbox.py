@@ -29,6 +29,8 @@ CONFIGS = {
     "sandbox, abstract sockets allowed": ("both-sockets", {}),
     "sandbox, abstract sockets allowed, cuMem off": ("both-sockets", {"NCCL_CUMEM_ENABLE": "0"}),
     "sandbox, abstract sockets allowed, system call filters": ("both-sockets-filter", {}),
+    # As the grader runs Act 5's ranks: in a network namespace of their own (autograder.netns).
+    "sandbox, abstract sockets allowed, system call filters, a network of their own": ("both-sockets-filter-net", {}),
 }
 # With PROBE_P2P=1: no sandbox, and the ways of calling send/recv (they aborted with an illegal
 # memory access after an all-reduce, sandbox or not, on two H100s with NCCL 2.28.9).
@@ -54,7 +56,7 @@ def rank_main(rank: int, port: int, guard: str, folder: str) -> None:
         facts["capabilities"] = osguard.drop_capabilities()
     if guard.startswith(("both", "landlock")):
         facts["sandbox"] = osguard.confine([folder, *device_files("cuda")], abstract_sockets="sockets" in guard)
-    if guard.endswith("filter"):
+    if "filter" in guard:
         # The worker's system call filters as a distributed rank has them (descriptor passing and the
         # network left to NCCL), with no channel of its own to keep.
         from autograder import seccomp
@@ -109,10 +111,15 @@ def run(name: str, guard: str, extra: dict) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NCCL_")}
     env.update(NCCL_DEBUG="INFO", NCCL_NVLS_ENABLE="0", **extra)
     procs = []
+    sys.path.insert(0, ROOT)
+    from autograder.netns import PrivateNetwork, launch
+
+    network = PrivateNetwork() if guard.endswith("-net") else None
+    env.update(network.env() if network else {})
     with tempfile.TemporaryDirectory() as folder:
         env["TMPDIR"] = folder
         for rank in range(2):
-            procs.append(subprocess.Popen([sys.executable, __file__, "--rank", str(rank), str(port), guard, folder], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+            procs.append(subprocess.Popen(launch([sys.executable, __file__, "--rank", str(rank), str(port), guard, folder], env), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
         outputs, codes = [], []
         for p in procs:
             try:
@@ -122,7 +129,9 @@ def run(name: str, guard: str, extra: dict) -> dict:
                 out, _ = p.communicate()
             outputs.append(out)
             codes.append(p.returncode)
-    row = {"config": name, "env": extra, "exit_codes": codes}
+    if network:
+        network.close()
+    row = {"config": name, "env": extra, "exit_codes": codes, **({"network": network.fact} if network else {})}
     for line in outputs[0].splitlines():
         if line.startswith("RESULT "):
             row.update(json.loads(line[7:]))
