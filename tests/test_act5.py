@@ -144,8 +144,13 @@ def test_the_ranks_reach_no_service_on_the_hosts_network():
         )
         problem = registry.get("act5.ring_all_reduce")
         result = grading.grade_source(problem, probe + HONEST_RING, "ring_all_reduce", device="cpu", timeout=240)
-    assert result["status"] == "PASS", (result["message"], result.get("output"))
-    assert result.get("network") == "the ranks in a network of their own (its loopback device only)", result.get("network")
+    network = result.get("network", "")
+    if network.startswith("the ranks keep the host's network"):
+        # A machine where no namespace can be made: the grading says so, and the service was reached.
+        assert result["status"] == "ERROR" and "reached a service on the host network" in result["message"], result["message"]
+    else:
+        assert network == "the ranks in a network of their own (its loopback device only)", network
+        assert result["status"] == "PASS", (result["message"], result.get("output"))
 
 
 def _solution_ring() -> str:
