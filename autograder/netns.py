@@ -74,7 +74,7 @@ class PrivateNetwork:
     ``fact`` for the grading's report, ``close()`` once the ranks are gone."""
 
     def __init__(self) -> None:
-        self.process = subprocess.Popen([sys.executable, "-c", _HOLDER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True)
+        self.process = subprocess.Popen([sys.executable, "-I", "-c", _HOLDER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True)
         first = (self.process.stdout.readline() or "none the holder ended").split(maxsplit=1)
         self.kind = first[0]
         # Workers ended meanwhile take every other process the judge started with them: not this one.
@@ -105,4 +105,6 @@ class PrivateNetwork:
 def launch(command: list[str], env: dict) -> list[str]:
     """``command`` (a worker's), started inside the namespaces ``env`` names, if any."""
     paths = env.get(VARIABLE)
-    return [sys.executable, "-c", _LAUNCHER, paths, *command] if paths else command
+    # Isolated (-I): no module of the worker's folder, where an earlier rank's code could write, is
+    # imported by this process, which runs before any sandbox.
+    return [sys.executable, "-I", "-c", _LAUNCHER, paths, *command] if paths else command
