@@ -43,8 +43,9 @@ class Grading:
 
             self.network = PrivateNetwork()
             self.result.extra["network"] = self.network.fact
-            if self.network.env():
-                workers.restart_learner(self.device, self.network.env())
+            inside = self.network.env()
+            if inside:
+                workers.restart_learner(self.device, inside)
         self._helper_pid = workers.helper.process.pid if workers.helper is not None else None
         self.learner = self._configure(workers.learner, job["module"], job["entry"], job["language"])
         self.helper = None

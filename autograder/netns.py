@@ -10,6 +10,9 @@ property of each thread, so it is joined while the process has one), and every t
 after inherits it. Where the grader is root the namespace is a plain one; otherwise it sits in a user
 namespace of the grader's own (the grader's user and group mapped to themselves), where the kernel
 allows one. Where neither can be made, the ranks keep the host's network and the grading says so.
+A rank cannot join the host's namespace again: the worker drops every capability before the
+learner's code loads. A service on a socket file (Docker's) is reached through the file system, not
+the network: a namespace does not hide it.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ in runs before its sandbox."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import socket
@@ -56,6 +57,43 @@ def test_a_launched_process_reaches_its_own_loopback_and_no_host_service(network
     else:
         assert found == {"interfaces": ["lo"], "host service": "ConnectionRefusedError", "own loopback": "reached"}
         assert network.env()["NCCL_SOCKET_IFNAME"] == "lo" and network.process.pid in osguard.KEPT
+
+
+ESCAPE = (
+    "import ctypes, json, os, sys\n"
+    "from autograder import osguard\n"
+    "osguard.drop_capabilities()\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "tried = {}\n"
+    "for name, flags in (('back to the host network', 0x40000000), ('a user namespace, then back', 0x10000000)):\n"
+    "    if flags == 0x10000000 and libc.unshare(flags) != 0:\n"
+    "        tried[name] = 'no user namespace: ' + os.strerror(ctypes.get_errno())\n"
+    "        continue\n"
+    "    try:\n"
+    "        fd = os.open(f'/proc/{sys.argv[1]}/ns/net', os.O_RDONLY)\n"
+    "    except OSError as error:\n"
+    "        tried[name] = error.strerror\n"
+    "        continue\n"
+    "    tried[name] = 'joined' if libc.setns(fd, 0x40000000) == 0 else os.strerror(ctypes.get_errno())\n"
+    "print(json.dumps(tried))\n"
+)
+
+
+def test_a_rank_cannot_go_back_to_the_hosts_network(network):
+    """The way out a learner would try: join the test's own network namespace again (as a rank, with
+    every capability dropped, as the worker drops them before the learner's code loads), directly or
+    from a user namespace of its own, where it holds every capability."""
+    if network.kind == "none":
+        pytest.skip("no namespace can be made here, so there is none to leave")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, **network.env(), "PYTHONPATH": root}
+    done = subprocess.run(netns.launch([sys.executable, "-c", ESCAPE, str(os.getpid())], env), env=env, cwd=root, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    tried = json.loads(done.stdout)
+    # Refused at the open of the namespace's file or at the join (EACCES or EPERM), never joined.
+    refused = {os.strerror(errno.EACCES), os.strerror(errno.EPERM)}
+    assert tried["back to the host network"] in refused, tried
+    assert tried["a user namespace, then back"] in refused or tried["a user namespace, then back"].startswith("no user namespace"), tried
 
 
 def test_the_holder_outlives_the_judges_sweeps_until_closed():
