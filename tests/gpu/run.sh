@@ -137,14 +137,16 @@ has exercises && step pytest-exercises-gpu timeout "${EXERCISES_S:-240}" "${PYTE
 has isolation && step pytest-isolation-gpu timeout "${ISOLATION_S:-420}" "${PYTEST[@]}" ${ISOLATION_SHARD:+--shard "$ISOLATION_SHARD"} "${SPREAD[@]}" -m gpu -v -k "not test_verdict_on_gpu and (${ISOLATION_K:-not nothing})" tests/adversarial
 # A verdict's test waits as long as the grader itself would (its time limit and the judge's grace):
 # at 150 s, a FlashAttention backward case compiling beside eleven other gradings on two H100s was cut
-# off before its verdict. Each GPU grades ADVERSARIAL_N cases at a time: 4 on cards of 100 GiB or
+# off before its verdict. Each GPU grades ADVERSARIAL_N cases at a time: 3 on cards of 100 GiB or
 # more, 2 below. A grading may take a fifth of the card for its timed windows (autograder/windows.py)
 # and more around them (about 20 GiB a vector-add grading on an 80 GiB H100): four at a time on
 # each of three H100s ran three of 190 out of memory, three at a time six of Act 0's 53 vector adds
 # (five out of memory, one failing to map the judge's memory; results/runs/2026-11-26-2xh100-
-# seventh-session/), and two at a time those six and 25 more ran with none.
+# seventh-session/), and two at a time those six and 25 more ran with none. Four at a time on each of
+# four H200s ran four of 196 out of memory (two of them failing to map a worker's output; results/runs/
+# 2026-11-27-h100-h200-sixteenth-session/).
 GRADING_S=$("$PY" -c "from autograder import sandbox; print(int(sandbox.timeout_s() + sandbox.JUDGE_GRACE_S) + 30)" 2>/dev/null || echo 400)
-PER_GPU=$("$PY" -c "import torch; print(4 if torch.cuda.get_device_properties(0).total_memory >= 100 << 30 else 2)" 2>/dev/null || echo 2)
+PER_GPU=$("$PY" -c "import torch; print(3 if torch.cuda.get_device_properties(0).total_memory >= 100 << 30 else 2)" 2>/dev/null || echo 2)
 # ADVERSARIAL_K narrows the verdicts (a -k expression: 156 of them took more than 350 s on two H100s),
 # ADVERSARIAL_SHARD takes every N-th of them from the I-th ("I/N", tests/conftest.py): eight shards
 # of about 25 cases spread the whole suite over two calls of four GPUs; each verdict and its

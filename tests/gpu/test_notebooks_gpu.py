@@ -4,6 +4,7 @@ untouched exercise earns zero without crashing the kernel. Executed copies go to
 from __future__ import annotations
 
 import os
+import subprocess
 import traceback
 from pathlib import Path
 
@@ -47,9 +48,17 @@ def _execute(path: Path, allow_errors: bool):
     record = out and path.is_relative_to(ROOT / "solutions")
     if record:
         os.environ[RESULTS_DIR_VARIABLE] = str(Path(out) / "graded")
+    folder = Path(out) / "notebooks" if out else None
+    name = f"{path.parent.parent.name}-{path.parent.name}-{path.name}"
+    if folder:
+        folder.mkdir(parents=True, exist_ok=True)
+    # The kernel's own output (and, from faulthandler, its Python stack if it dies of a signal) goes to
+    # a file beside its notebook: pytest prints a kernel's output only in its summary, which a step
+    # cut at its limit never reaches (two notebooks' kernels died in one run with no reason kept).
+    kernel_log = open(folder / f"{name}.kernel.log", "wb") if folder else subprocess.DEVNULL
     failure = None
     try:
-        client.execute()
+        client.execute(stdout=kernel_log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
     except Exception as error:
         # A kernel that died or never started: its notebook as far as it ran and the error are kept,
         # since a step cut off at its limit never prints pytest's summary of why.
@@ -57,10 +66,8 @@ def _execute(path: Path, allow_errors: bool):
         raise
     finally:
         os.environ.pop(RESULTS_DIR_VARIABLE, None)
-        if out:
-            folder = Path(out) / "notebooks"
-            folder.mkdir(parents=True, exist_ok=True)
-            name = f"{path.parent.parent.name}-{path.parent.name}-{path.name}"
+        if folder:
+            kernel_log.close()
             nbformat.write(nb, folder / name)
             if failure is not None:
                 (folder / f"{name}.error.txt").write_text("".join(traceback.format_exception(failure)))
