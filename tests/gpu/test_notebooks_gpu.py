@@ -4,7 +4,9 @@ untouched exercise earns zero without crashing the kernel. Executed copies go to
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
+import time
 import traceback
 from pathlib import Path
 
@@ -34,6 +36,33 @@ EXACT_SOLUTIONS = [p for p in SOLUTIONS if _only_exact_answers(p)]
 pytestmark = pytest.mark.gpu
 
 
+class _SignalLog:
+    """The signals this process's event loop handles while a notebook runs, each with the processes
+    running then (``ps``). nbclient shuts its kernel down on SIGINT or SIGTERM and the test goes on:
+    in one run two kernels were shut down that way, one minute apart, each in its first graded cell,
+    the sender unknown."""
+
+    def __enter__(self):
+        import asyncio.unix_events as unix
+
+        self.lines, self._loop_class = [], unix._UnixSelectorEventLoop
+        original = self._original = self._loop_class.add_signal_handler
+
+        def add(loop, sig, callback, *args):
+            def logged(*arguments):
+                ps = subprocess.run(["ps", "-eo", "pid,ppid,pgid,sid,etimes,args"], capture_output=True, text=True, check=False).stdout
+                self.lines.append(f"{time.strftime('%H:%M:%S')} {signal.Signals(sig).name} reached pytest ({os.getpid()})\n{ps}")
+                callback(*arguments)
+
+            return original(loop, sig, logged, *args)
+
+        self._loop_class.add_signal_handler = add
+        return self
+
+    def __exit__(self, *_):
+        self._loop_class.add_signal_handler = self._original
+
+
 def _execute(path: Path, allow_errors: bool):
     import nbclient
     import nbformat
@@ -56,9 +85,10 @@ def _execute(path: Path, allow_errors: bool):
     # a file beside its notebook: pytest prints a kernel's output only in its summary, which a step
     # cut at its limit never reaches (two notebooks' kernels died in one run with no reason kept).
     kernel_log = open(folder / f"{name}.kernel.log", "wb") if folder else subprocess.DEVNULL
-    failure = None
+    failure, signals = None, _SignalLog()
     try:
-        client.execute(stdout=kernel_log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
+        with signals:
+            client.execute(stdout=kernel_log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONFAULTHANDLER": "1"})
     except Exception as error:
         # A kernel that died or never started: its notebook as far as it ran and the error are kept,
         # since a step cut off at its limit never prints pytest's summary of why.
@@ -71,6 +101,8 @@ def _execute(path: Path, allow_errors: bool):
             nbformat.write(nb, folder / name)
             if failure is not None:
                 (folder / f"{name}.error.txt").write_text("".join(traceback.format_exception(failure)))
+            if signals.lines:
+                (folder / f"{name}.signals.txt").write_text("\n".join(signals.lines))
     return nb
 
 
