@@ -48,3 +48,24 @@ def test_the_tests_that_load_every_core_run_only_in_their_own_step():
     assert "not busy_host" in solutions and re.search(r"-k busy_host\b", busy)
     busy_tests = [name for path in (Path(__file__).resolve().parent / "gpu").glob("test_*.py") for name in re.findall(r"^def (test_\w*busy_host\w*)", path.read_text(), re.M)]
     assert busy_tests, "no test is named busy_host"
+
+
+def test_a_signal_to_the_notebook_runner_is_kept_with_the_kernels_output(tmp_path, monkeypatch):
+    """nbclient shuts its kernel down when the process running the notebook receives SIGTERM, and the
+    test goes on: the GPU run keeps that signal with the processes then running, the kernel's own
+    output and the error beside the notebook (two notebooks of one GPU run failed so, no reason kept)."""
+    import nbformat
+    import pytest
+
+    folder = tmp_path / "act" / "demo"
+    folder.mkdir(parents=True)
+    path = folder / "signalled.ipynb"
+    cell = "import os, signal, time\nos.write(2, b'the kernel ran\\n')\nos.kill(os.getppid(), signal.SIGTERM)\ntime.sleep(60)"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)]), path)
+    monkeypatch.setenv("GPU_OUT", str(tmp_path / "out"))
+    with pytest.raises(Exception):  # noqa: B017 -- nbclient's DeadKernelError, or its own cleanup's assertion
+        gpu_notebooks._execute(path, allow_errors=False)
+    kept = tmp_path / "out" / "notebooks"
+    assert "SIGTERM reached pytest" in (kept / "act-demo-signalled.ipynb.signals.txt").read_text()
+    assert "the kernel ran" in (kept / "act-demo-signalled.ipynb.kernel.log").read_text()
+    assert "Kernel died" in (kept / "act-demo-signalled.ipynb.error.txt").read_text()
