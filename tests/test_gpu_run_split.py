@@ -66,6 +66,7 @@ def test_a_signal_to_the_notebook_runner_is_kept_with_the_kernels_output(tmp_pat
     with pytest.raises(Exception):  # noqa: B017 -- nbclient's DeadKernelError, or its own cleanup's assertion
         gpu_notebooks._execute(path, allow_errors=False)
     kept = tmp_path / "out" / "notebooks"
-    assert "SIGTERM reached pytest" in (kept / "act-demo-signalled.ipynb.signals.txt").read_text()
+    assert "SIGTERM reached pytest" in (signals := (kept / "act-demo-signalled.ipynb.signals.txt").read_text())
+    assert ": a signal\n" in signals
     assert "the kernel ran" in (kept / "act-demo-signalled.ipynb.kernel.log").read_text()
     assert "Kernel died" in (kept / "act-demo-signalled.ipynb.error.txt").read_text()

@@ -40,27 +40,33 @@ class _SignalLog:
     """The signals this process's event loop handles while a notebook runs, each with the processes
     running then (``ps``). nbclient shuts its kernel down on SIGINT or SIGTERM and the test goes on:
     in one run two kernels were shut down that way, one minute apart, each in its first graded cell,
-    the sender unknown."""
+    the sender unknown. The loop learns of a signal from a byte in its wake-up socket; whether the
+    process was really signalled is told by the Python-level handler asyncio installs, which runs
+    only for a signal (a byte written there by other code holding a stale descriptor does not)."""
 
     def __enter__(self):
         import asyncio.unix_events as unix
 
-        self.lines, self._loop_class = [], unix._UnixSelectorEventLoop
-        original = self._original = self._loop_class.add_signal_handler
+        self.lines, self._unix, self._received = [], unix, []
+        original, self._original = unix._UnixSelectorEventLoop.add_signal_handler, unix._UnixSelectorEventLoop.add_signal_handler
+        self._noop = unix._sighandler_noop
+        unix._sighandler_noop = lambda signum, frame: self._received.append(signum)
 
         def add(loop, sig, callback, *args):
             def logged(*arguments):
                 ps = subprocess.run(["ps", "-eo", "pid,ppid,pgid,sid,etimes,args"], capture_output=True, text=True, check=False).stdout
-                self.lines.append(f"{time.strftime('%H:%M:%S')} {signal.Signals(sig).name} reached pytest ({os.getpid()})\n{ps}")
+                how = "a signal" if sig in self._received else "a byte in the event loop's wake-up socket, no signal"
+                self.lines.append(f"{time.strftime('%H:%M:%S')} {signal.Signals(sig).name} reached pytest ({os.getpid()}): {how}\n{ps}")
                 callback(*arguments)
 
             return original(loop, sig, logged, *args)
 
-        self._loop_class.add_signal_handler = add
+        unix._UnixSelectorEventLoop.add_signal_handler = add
         return self
 
     def __exit__(self, *_):
-        self._loop_class.add_signal_handler = self._original
+        self._unix._UnixSelectorEventLoop.add_signal_handler = self._original
+        self._unix._sighandler_noop = self._noop
 
 
 def _execute(path: Path, allow_errors: bool):
