@@ -96,6 +96,23 @@ class Worker(WorkerSetup, WorkerCalls, TimedCalls):
         return self.bench
 
 
+def ancestors(pid: int) -> list[int]:
+    """``pid``'s parent, the parent's parent and so on, up to the first process (pid 1, left out) or
+    one whose parent cannot be read. Where Landlock scopes signals (ABI 6) none of them is reachable
+    anyway; on older kernels the worker's filter refuses each by its id (autograder.seccomp)."""
+    chain: list[int] = []
+    while (pid := osguard.parent_of(pid)) > 1 and pid not in chain:
+        chain.append(pid)
+    return chain
+
+
+def protected_pids(judge_pid: int, setup: dict) -> tuple[int, ...]:
+    """What no signal of the learner's may reach: the judge, the processes above it (the one that
+    starts judges, and above that a Jupyter server or an instructor's grading run), and the helper's
+    and the judge's threads as the judge names them."""
+    return (judge_pid, *ancestors(judge_pid), *setup.get("protected", ()))
+
+
 def main(in_fd: int | None = None, out_fd: int | None = None, judge_pid: int | None = None) -> None:
     if in_fd is None:
         in_fd, out_fd, judge_pid = (int(a) for a in sys.argv[1:4])
@@ -117,9 +134,7 @@ def main(in_fd: int | None = None, out_fd: int | None = None, judge_pid: int | N
         channel = Channel(in_fd, out_fd, signing_key)
         del signing_key
         ready = worker.start()
-        # No signal of the learner's reaches the judge, the process that starts judges or the helper.
-        protected = (judge_pid, osguard.parent_of(judge_pid), *setup.get("protected", ()))
-        ready["channel"] = seccomp.forbid_channel(channel.fds, passing=setup.get("kind") == "distributed", protected=protected)
+        ready["channel"] = seccomp.forbid_channel(channel.fds, passing=setup.get("kind") == "distributed", protected=protected_pids(judge_pid, setup))
         channel.send({"ready": ready})
         worker.serve(channel)
     except wire.WireError:

@@ -115,9 +115,9 @@ SELF_ONLY = {
 
 # The system calls that signal a process by the pid they are given (their first argument): kill
 # rt_sigqueueinfo tgkill rt_tgsigqueueinfo pidfd_open. Refused for a process group or every process
-# of the user at once (0 or below) and for the grader's processes (``protected``: the judge, the
-# process that starts judges, the trusted helper), which a learner's process could stop while they
-# time the library, or kill; where Landlock scopes signals (ABI 6) every process outside the grading is.
+# of the user at once (0 or below) and for the grader's processes (``protected``: the judge, every
+# process above it, the trusted helper), which a learner's process could stop while they time the
+# library, or kill; where Landlock scopes signals (ABI 6) every process outside the grading is.
 SIGNALLING = (62, 129, 234, 297, 434)
 NEGATIVE, PROTECTED_MAX = 0x80000000, 120
 # A stop (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU: 19 to 22) is refused to every process, by the argument

@@ -282,6 +282,31 @@ def test_signals_reach_neither_the_grader_nor_a_whole_group():
         assert tried[name] == errno.EPERM, tried
 
 
+def test_no_signal_reaches_a_process_above_the_judge():
+    """Every process above the judge (the one that starts judges, and above it a Jupyter server or an
+    instructor's grading run) is protected as the worker protects it (autograder._worker.protected_pids):
+    here the test's process stands for the judge. Signal 0 only."""
+    code = """
+        import os
+        from autograder._worker import ancestors, protected_pids
+        judge = os.getppid()
+        above = ancestors(judge)
+        print(seccomp.forbid_channel(channel.fds, protected=protected_pids(judge, {})))
+        tried = {}
+        for pid in above:
+            try:
+                os.kill(pid, 0)
+                tried[pid] = "done"
+            except OSError as exc:
+                tried[pid] = exc.errno
+        print(above, tried)
+        """
+    line = _child(code).splitlines()[1]
+    above, tried = ast.literal_eval(line[: line.index("]") + 1]), ast.literal_eval(line[line.index("]") + 2 :])
+    assert above[0] == os.getppid() and 1 not in above, above
+    assert tried == dict.fromkeys(above, errno.EPERM), tried
+
+
 def test_no_process_is_stopped_by_the_learners_code():
     """A stop is refused whoever it is sent to, the learner's own child included (a judge thread
     started after the set-up has an id no list holds); other signals to its own processes pass."""

@@ -5,10 +5,10 @@
 # library (the launching of a window that stops halfway is timed), kill the judge, or stop every
 # grading on a shared host at once (kill(-1, ...)). Where Landlock scopes signals (ABI 6) nothing
 # outside the grading is reached; everywhere, the worker's system call filter refuses a signal to
-# the judge, the process that starts judges, the helper, a process group or everyone, and tkill
-# (autograder.seccomp.SIGNALLING). This submission sends signal 0, which checks and delivers
-# nothing, to each of them, and answers wrongly (FAIL) wherever one would have gone through: the
-# kernel must PASS.
+# the judge, every process above it (the one that starts judges, a Jupyter server, an instructor's
+# grading run), the helper, a process group or everyone, and tkill (autograder.seccomp.SIGNALLING).
+# This submission sends signal 0, which checks and delivers nothing, to each of them, and answers
+# wrongly (FAIL) wherever one would have gone through: the kernel must PASS.
 import os
 
 import torch
@@ -16,9 +16,22 @@ import triton
 import triton.language as tl
 
 
+def _above(pid: int) -> list[int]:
+    chain = []
+    try:
+        while True:
+            with open(f"/proc/{pid}/stat") as f:
+                pid = int(f.read().rsplit(")", 1)[1].split()[1])
+            if pid <= 1:
+                return chain
+            chain.append(pid)
+    except OSError:
+        return chain
+
+
 def _reached() -> int:
     reached = 0
-    for pid in (os.getppid(), -1, 0, -os.getpgid(os.getppid())):
+    for pid in (os.getppid(), *_above(os.getppid()), -1, 0, -os.getpgid(os.getppid())):
         try:
             os.kill(pid, 0)
             reached += 1
