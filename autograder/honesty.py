@@ -54,8 +54,11 @@ OWN_MARK = "__yours"
 
 def own_kernel_names(code: str, device: str = "cpu") -> set[str]:
     """Kernels the learner wrote: Triton-decorated functions and ``__global__`` functions of CUDA
-    source strings. Names also given to a CuPy template kernel, and Inductor-style names, are not
-    theirs. On a GPU a Triton kernel's name is the one the worker compiled it under (``OWN_MARK``)."""
+    source strings. A Triton kernel is theirs under any name: on a GPU under the one the worker
+    compiled it with (``OWN_MARK``), which no library or generated kernel bears, on a CPU by the file
+    the interpreter saw it come from (autograder.launch_record). A CUDA kernel is known by its name
+    alone, so names also given to a CuPy template kernel, and library-style names (``RESERVED``), are
+    not theirs."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
@@ -72,7 +75,7 @@ def own_kernel_names(code: str, device: str = "cpu") -> set[str]:
             if name in _TEMPLATES:
                 templated.update(_string_arguments(node))
     mark = OWN_MARK if device == "cuda" else ""
-    return {n + mark for n in triton if not RESERVED.search(n)} | {n for n in cuda - templated if not RESERVED.search(n)}
+    return {n + mark for n in triton} | {n for n in cuda - templated if not RESERVED.search(n)}
 
 
 def mark_learner_kernels(files: tuple[str, ...]) -> None:

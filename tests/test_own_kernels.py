@@ -100,6 +100,21 @@ def test_a_kernel_of_the_learners_name_from_another_file_is_library_work_on_a_gp
     assert "add_kernel is also a kernel in your source, but the one that ran was compiled from another file" in other["message"]
 
 
+def test_a_triton_kernel_named_like_a_librarys_is_still_the_learners():
+    """cuBLAS names its GEMV kernels gemv2T_kernel and the like, Inductor its kernels triton_poi_...: a
+    learner's Triton kernel of such a name was refused as library work while kernels were known by name.
+    Now it is theirs under the mark (GPU) or by its file (CPU); the library's kernel of that name is not."""
+    code = "import triton\n\n@triton.jit\ndef gemv_kernel(x_ptr):\n    pass\n\n@triton.jit\ndef triton_poi_fused_add_0(x_ptr):\n    pass\n"
+    assert honesty.own_kernel_names(code, "cpu") == {"gemv_kernel", "triton_poi_fused_add_0"}
+    own = honesty.own_kernel_names(code, "cuda")
+    assert own == {"gemv_kernel" + honesty.OWN_MARK, "triton_poi_fused_add_0" + honesty.OWN_MARK}
+    for name in ("gemv_kernel", "triton_poi_fused_add_0"):
+        assert honesty.judge_gpu({"calls": {"kernels": [{"name": name + honesty.OWN_MARK, "calls": 1, "total_us": 100.0}]}}, own, (), {})["ok"]
+        assert not honesty.judge_gpu({"calls": {"kernels": [{"name": name, "calls": 1, "total_us": 100.0}]}}, own, (), {})["ok"]
+    # A CUDA kernel is known by its name alone: a library's name stays the library's.
+    assert honesty.own_kernel_names('k = """extern "C" __global__ void gemv2T_kernel(float* x) {}"""', "cuda") == set()
+
+
 def test_kernels_compiled_under_other_names_are_not_loaded_from_an_older_cache(tmp_path, monkeypatch):
     from autograder import judge_grading
 
