@@ -33,6 +33,18 @@ from_worker_r, from_worker_w = one_way()
 to_worker_r, from_worker_w = out_of_the_way((to_worker_r, from_worker_w))
 channel = Channel(to_worker_r, from_worker_w, b"k" * 32)
 signatures = wire.Signatures(b"k" * 32)
+
+
+# Each call's outcome by name: "done", or the errno it was refused with.
+def attempts(calls):
+    tried = {}
+    for name, call in calls.items():
+        try:
+            call()
+            tried[name] = "done"
+        except OSError as exc:
+            tried[name] = exc.errno
+    return tried
 """
 
 
@@ -250,8 +262,7 @@ def test_signals_reach_neither_the_grader_nor_a_whole_group():
             if libc.syscall(310, pid, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0) != 8:
                 raise OSError(ctypes.get_errno(), "process_vm_readv")
 
-        tried = {}
-        for name, call in {
+        tried = attempts({
             "parent": lambda: os.kill(parent, 0),
             "every process": lambda: os.kill(-1, 0),
             "own group": lambda: os.kill(0, 0),
@@ -264,12 +275,7 @@ def test_signals_reach_neither_the_grader_nor_a_whole_group():
             "parent's memory": lambda: read_memory(parent),
             "parent by its /proc folder": lambda: signal.pidfd_send_signal(os.open(f"/proc/{parent}", os.O_RDONLY | os.O_DIRECTORY), 0),
             "helper by its second thread's id": lambda: os.kill(helper_threads[-1], 0),
-        }.items():
-            try:
-                call()
-                tried[name] = "done"
-            except OSError as exc:
-                tried[name] = exc.errno
+        })
         child.kill()
         helper.stdin.close()
         helper.wait(30)
@@ -292,17 +298,10 @@ def test_no_signal_reaches_a_process_above_the_judge():
         judge = os.getppid()
         above = ancestors(judge)
         print(seccomp.forbid_channel(channel.fds, protected=protected_pids(judge, {})))
-        tried = {}
-        for pid in above:
-            try:
-                os.kill(pid, 0)
-                tried[pid] = "done"
-            except OSError as exc:
-                tried[pid] = exc.errno
-        print(above, tried)
+        print(above)
+        print(attempts({pid: (lambda pid=pid: os.kill(pid, 0)) for pid in above}))
         """
-    line = _child(code).splitlines()[1]
-    above, tried = ast.literal_eval(line[: line.index("]") + 1]), ast.literal_eval(line[line.index("]") + 2 :])
+    above, tried = (ast.literal_eval(line) for line in _child(code).splitlines()[1:3])
     assert above[0] == os.getppid() and 1 not in above, above
     assert tried == dict.fromkeys(above, errno.EPERM), tried
 
@@ -320,18 +319,12 @@ def test_no_process_is_stopped_by_the_learners_code():
             if libc.syscall(234, pid, pid, sig) != 0:
                 raise OSError(ctypes.get_errno(), "tgkill")
 
-        tried = {}
-        for name, call in {
+        tried = attempts({
             **{f"kill {sig.name}": (lambda sig=sig: os.kill(child.pid, sig)) for sig in (signal.SIGSTOP, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)},
             "tgkill SIGSTOP": lambda: tgkill(child.pid, signal.SIGSTOP),
             "kill SIGCONT": lambda: os.kill(child.pid, signal.SIGCONT),
             "kill SIGTERM": lambda: os.kill(child.pid, signal.SIGTERM),
-        }.items():
-            try:
-                call()
-                tried[name] = "done"
-            except OSError as exc:
-                tried[name] = exc.errno
+        })
         child.wait(30)
         print(tried, child.returncode)
         """
@@ -359,13 +352,8 @@ def test_threads_started_before_the_filter_are_under_its_reach_rules():
 
         def earlier():
             asked.wait(30)
-            for name, call in {"socket": lambda: socket.socket().close(), "signal the parent": lambda: os.kill(os.getppid(), 0),
-                               "setsid": os.setsid, "setpgid": lambda: os.setpgid(0, 0), "io_uring": ring}.items():
-                try:
-                    call()
-                    tried[name] = "done"
-                except OSError as exc:
-                    tried[name] = exc.errno
+            tried.update(attempts({"socket": lambda: socket.socket().close(), "signal the parent": lambda: os.kill(os.getppid(), 0),
+                                   "setsid": os.setsid, "setpgid": lambda: os.setpgid(0, 0), "io_uring": ring}))
             answered.set()
 
         threading.Thread(target=earlier, daemon=True).start()

@@ -48,7 +48,7 @@ class _SignalLog:
         import asyncio.unix_events as unix
 
         self.lines, self._unix, self._received = [], unix, []
-        original, self._original = unix._UnixSelectorEventLoop.add_signal_handler, unix._UnixSelectorEventLoop.add_signal_handler
+        original = self._original = unix._UnixSelectorEventLoop.add_signal_handler
         self._noop = unix._sighandler_noop
         unix._sighandler_noop = lambda signum, frame: self._received.append(signum)
 
