@@ -14,9 +14,12 @@ WORKER_MODULES = ("arrays", "bounds", "canary", "cuda_driver", "jsonable", "laun
 FINGERPRINTED_PACKAGES = ("autograder",)
 FINGERPRINTED = ("torch.profiler", "torch.profiler.profiler", "torch.autograd.profiler", "torch.autograd.profiler_util", "torch._C._autograd",
                  "torch._C._profiler", "triton.runtime.interpreter", "json", "json.encoder")
-FINGERPRINTED_ON_CPU = ("triton.compiler", "triton.compiler.compiler", "triton.compiler.code_generator", "triton.runtime.jit",  # Triton's front end
-                        "triton.backends.compiler", "triton.backends.nvidia.compiler",  # decides on a CPU if a kernel compiles for a GPU,
-                        "triton.language", "triton.language.core", "triton.language.math", "triton.language.standard")  # from the language
+# Triton's compiler, on every device: on a GPU it checks whose code a kernel of the learner's marked
+# name is (autograder.own_compile), on a CPU it decides whether a kernel compiles for a GPU.
+TRITON_COMPILER = ("triton", "triton.compiler", "triton.compiler.compiler", "triton.compiler.code_generator", "triton.runtime.jit",
+                   "triton.backends.compiler", "triton.backends.nvidia.compiler")
+# The language the interpreter runs on a CPU (its front end compiles it for a GPU).
+FINGERPRINTED_ON_CPU = ("triton.language", "triton.language.core", "triton.language.math", "triton.language.standard")
 DATA = (bool, int, float, complex, str, bytes, type(None), tuple, list, dict, set, frozenset)
 # A name Python itself adds to a class the first time an instance is copied or pickled.
 ADDED_BY_PYTHON = frozenset({"__slotnames__"})
@@ -46,7 +49,7 @@ def take_fingerprint(device: str) -> list[tuple[object, dict, bool]]:
         except Exception:  # noqa: BLE001 -- without the driver library nothing here loads it later either
             pass
     packages = tuple(f"{package}." for package in FINGERPRINTED_PACKAGES)
-    named = FINGERPRINTED + (FINGERPRINTED_ON_CPU if device == "cpu" else ())
+    named = FINGERPRINTED + TRITON_COMPILER + (FINGERPRINTED_ON_CPU if device == "cpu" else ())
     prints = []
     for name, module in list(sys.modules.items()):
         if module is None or not (name in named or name in FINGERPRINTED_PACKAGES or name.startswith(packages)):

@@ -45,10 +45,9 @@ def _decorator_names(node: ast.FunctionDef) -> set[str]:
 
 # On a GPU the profiler knows a kernel by its name alone, and a library's Triton kernel may bear any
 # name, one the learner's source also declares. So the worker gives every Triton kernel compiled from
-# the learner's own file this ending (``mark_learner_kernels``): the name the GPU runs under says
-# which file it was compiled from, as the interpreter's launch record does on a CPU. A library kernel
-# gets it only if the learner's code renames that kernel, which compiles the library's source as theirs,
-# as copying it into their cell would.
+# the learner's own file this ending, and Triton's compiler refuses it to any kernel whose code is not
+# the learner's (autograder.own_compile): the name the GPU runs under says whose code it is, as the
+# interpreter's launch record does on a CPU.
 OWN_MARK = "__yours"
 
 
@@ -76,25 +75,6 @@ def own_kernel_names(code: str, device: str = "cpu") -> set[str]:
                 templated.update(_string_arguments(node))
     mark = OWN_MARK if device == "cuda" else ""
     return {n + mark for n in triton} | {n for n in cuda - templated if not RESERVED.search(n)}
-
-
-def mark_learner_kernels(files: tuple[str, ...]) -> None:
-    """In the worker, before the learner's module loads: every Triton kernel defined in ``files``
-    compiles under its name with ``OWN_MARK`` appended (Triton names a kernel by its JIT function's
-    ``repr``, which ``triton.jit(repr=...)`` also sets). Kernels of any other file keep their names.
-    Code that undoes this only takes the mark off the learner's own kernels."""
-    from triton.runtime.jit import JITFunction
-
-    learner_files = {os.path.realpath(f) for f in files}
-    original = JITFunction.__init__
-
-    def init(self, fn, *args, **kwargs):
-        original(self, fn, *args, **kwargs)
-        code = getattr(fn, "__code__", None)
-        if code is not None and os.path.realpath(code.co_filename) in learner_files:
-            self._repr = lambda _specialization, name=fn.__name__ + OWN_MARK: name
-
-    JITFunction.__init__ = init
 
 
 def _string_arguments(call: ast.Call) -> set[str]:

@@ -107,5 +107,6 @@ def error(exc: BaseException, module_path: str | None) -> dict:
         "traceback": text[-6000:],
         "compile": bool(names & COMPILE_ERRORS),
         "out_of_bounds": "OutOfBoundsAccess" in names,
-        "refused": "GraderImportRefused" in names,
+        # Imports of the grader, and Triton kernels of the learner's name made from other code (own_compile).
+        "refused": bool(names & {"GraderImportRefused", "NotYourKernel"}),
     }

@@ -101,9 +101,9 @@ class WorkerSetup:
 
                 self.harness = graphs.Harness(registry.get(self.setup["problem"]))
             if self.device == "cuda" and self.language == "triton" and self.setup.get("module"):
-                from . import honesty
+                from . import own_compile
 
-                honesty.mark_learner_kernels((self.setup["module"],))
+                own_compile.install((self.setup["module"],))
             learner_code.refuse_grader_imports()
             # A distributed exercise's ranks are sandboxed one by one, each in a Landlock domain of
             # its own, and NCCL passes its buffers between them over abstract UNIX sockets: those

@@ -1,13 +1,13 @@
 # expect: REJECT
 # problem: act0.vector_add
 # devices: cpu cuda
+# says: not yours
 # library_triton_kernel_under_its_name, with the mark forged: the library's kernel object is given the
 # repr the worker gives the learner's own kernels (Triton names a compiled kernel by its JIT function's
-# repr, a Python attribute of an object in the learner's process), so on a GPU it runs under the name
-# add_kernel__yours, the name the learner's own add_kernel would have. On a CPU the interpreter's record
-# names the file a kernel came from, and the verdict is REJECT. On a GPU the verdict rests on the name
-# alone, which the learner's process makes: this case is expected to get through there until a
-# kernel's code, not its name, decides whose it is (not yet graded on a GPU).
+# repr, a Python attribute of an object in the learner's process), so that on a GPU it would run under
+# the name add_kernel__yours, the name the learner's own add_kernel has. On a GPU Triton's compiler in
+# the worker refuses the mark to code that is not a function of the learner's file
+# (autograder.own_compile); on a CPU the interpreter's record names the file a kernel came from.
 import importlib.util
 import os
 import tempfile

@@ -1,0 +1,193 @@
+"""Whose code a Triton kernel compiled on a GPU is, decided inside Triton's compiler from the code it
+compiles, not from the kernel's name.
+
+On a GPU the profiler knows a kernel by its name alone, so the worker compiles the learner's kernels
+under a marked name (``honesty.OWN_MARK``). The name is made in the learner's process from Python
+attributes any code there can set (a JIT function's ``_repr``, ``repr``, ``src`` or ``parse``), so the
+mark is checked where the binary is made. A kernel may bear it only when:
+
+- the function body the code generator turns into the kernel is one of the learner's file, as parsed
+  from that file before any of its code ran (compared as syntax trees, decorators left out);
+- every Triton function it calls, inlined into it, is the learner's or triton.language's (a library's
+  kernel called as a device function is library work inside a kernel of the learner's name);
+- nothing replaced the IR between the code generator and the binary: no override folder, no
+  configuration's ``ir_override``, no stage hook, no IR file handed to ``triton.compile``.
+
+A compile that would give the mark to anything else fails with the reason, before its binary is
+written to the cache. What this cannot see, a binary of a library's code renamed after it was built
+and loaded by other means (a planted cache entry, a driver or CuPy module load), is said on the
+grading page: the learner's process makes the binary, and only an observer outside it could tell.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import os
+import sys
+import threading
+
+from .honesty import OWN_MARK
+
+
+class NotYourKernel(RuntimeError):
+    """A compile that would give the learner's mark to code that is not the learner's."""
+
+
+def body_shape(node: ast.AST) -> str:
+    """A function's syntax tree without its decorators and line numbers: the same for the function as
+    written in a file and as Triton parses it (from its source, decorators cut off)."""
+    bare = copy.copy(node)
+    bare.decorator_list = []
+    return ast.dump(bare)
+
+
+def learner_shapes(files: tuple[str, ...]) -> frozenset[str]:
+    """Every function of the learner's files, as ``body_shape`` gives it."""
+    shapes = set()
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as source:
+                tree = ast.parse(source.read())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        shapes.update(body_shape(node) for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return frozenset(shapes)
+
+
+def language_shapes() -> frozenset[str]:
+    """Every jitted function of Triton's own modules (triton.language and its extras, Gluon's language),
+    as loaded before the learner's code: ``tl.sum``, ``tl.cdiv`` and the like, and the combine functions
+    of the reductions."""
+    import importlib
+
+    from triton.runtime.jit import JITFunction
+
+    for name in ("triton.language", "triton.language.extra.libdevice", "triton.experimental.gluon.language"):
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 -- a Triton without Gluon has no Gluon functions to allow
+            continue
+    shapes = set()
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith("triton."):
+            continue
+        values = list(vars(module).values())
+        values += [v for c in values if isinstance(c, type) and c.__module__ == name for v in vars(c).values()]
+        for value in values:
+            if isinstance(value, JITFunction):
+                try:
+                    shapes.add(body_shape(value.parse().body[0]))
+                except Exception:  # noqa: BLE001 -- a function whose source Triton cannot read never compiles either
+                    continue
+    return frozenset(shapes)
+
+
+def ir_injected(ir_override: str | None) -> str:
+    """What replaces Triton's IR on its way to the binary, if anything is set to: '' when nothing.
+    ``ir_override``: the compile's option of that name."""
+    from triton import knobs
+
+    if ir_override:
+        return f"a configuration's ir_override ({ir_override})"
+    if knobs.compilation.override:
+        return "TRITON_KERNEL_OVERRIDE (kernels read from an override folder)"
+    if knobs.runtime.add_stages_inspection_hook is not None:
+        return "a hook on the compiler's stages (add_stages_inspection_hook)"
+    return ""
+
+
+def install(files: tuple[str, ...]) -> None:
+    """In the worker, before the learner's module loads: the learner's Triton kernels (defined in
+    ``files``) compile under their names with ``OWN_MARK`` appended, and every compile is checked as the
+    module says. Kernels of any other file keep their names. Code that undoes the marking only takes
+    the mark off the learner's own kernels."""
+    from triton import compiler as compiler_package
+    from triton.backends.nvidia.compiler import CUDABackend
+    from triton.compiler import code_generator, compiler
+    from triton.runtime.jit import JITFunction
+
+    learner_files = {os.path.realpath(f) for f in files}
+    learner, language = learner_shapes(files), language_shapes()
+    state = threading.local()
+    original_init, original_compile = JITFunction.__init__, compiler.compile
+    original_generate, original_visit = code_generator.ast_to_ttir, code_generator.CodeGenerator.visit_FunctionDef
+    original_cubin = CUDABackend.make_cubin
+
+    def init(self, fn, *args, **kwargs):
+        original_init(self, fn, *args, **kwargs)
+        code = getattr(fn, "__code__", None)
+        if code is not None and os.path.realpath(code.co_filename) in learner_files:
+            self._repr = lambda _specialization, name=fn.__name__ + OWN_MARK: name
+
+    def compile(src, *args, **kwargs):
+        # One record a compile, on the thread that runs it (the JIT may compile on a pool's threads).
+        outer, state.record = getattr(state, "record", None), {}
+        try:
+            kernel = original_compile(src, *args, **kwargs)
+            record = state.record
+        finally:
+            state.record = outer
+        name = kernel.name
+        if OWN_MARK in name:
+            if isinstance(src, str):
+                raise NotYourKernel(f"{name} comes from the IR file {src}, not from your code: a kernel of yours is compiled from your Triton functions")
+            if "generated" in record and record.get("gated") != name:
+                # Generated here and turned into a binary by a stage other than Triton's own.
+                raise NotYourKernel(f"{name}: its binary was not made by Triton's own stages from your code (a replaced compiler stage)")
+        return kernel
+
+    def ast_to_ttir(fn, *args, **kwargs):
+        generating = {"kernel": None, "foreign": []}
+        outer, state.generating = getattr(state, "generating", None), generating
+        try:
+            module = original_generate(fn, *args, **kwargs)
+        finally:
+            state.generating = outer
+        name, own = generating["kernel"] or ("", False)
+        if OWN_MARK in name:
+            injected = ir_injected(getattr(kwargs.get("options"), "ir_override", None))
+            if injected:
+                raise NotYourKernel(f"{name}: its IR would be replaced on the way to the binary by {injected}; a kernel of yours is compiled from your code alone")
+            if not own:
+                raise NotYourKernel(f"a kernel that is not yours was compiled under your kernel's name {name}: its code is not a function of your file")
+            if generating["foreign"]:
+                callee = generating["foreign"][0]
+                raise NotYourKernel(
+                    f"your kernel {name.removesuffix(OWN_MARK)} calls {callee}, a Triton function from outside your code and triton.language: "
+                    "a kernel of yours may call only functions you wrote and Triton's own; write it in your code"
+                )
+        record = getattr(state, "record", None)
+        if record is not None:
+            record["generated"] = name
+        return module
+
+    def visit_FunctionDef(self, node):
+        generating = getattr(state, "generating", None)
+        if generating is not None:
+            shape = body_shape(node)
+            if self.is_kernel and generating["kernel"] is None:
+                generating["kernel"] = (self.function_name, shape in learner)
+            elif shape not in learner and shape not in language:
+                generating["foreign"].append(node.name)
+        return original_visit(self, node)
+
+    def make_cubin(self, src, metadata, *args, **kwargs):
+        name = metadata.get("name", "")
+        if OWN_MARK in name:
+            record = getattr(state, "record", None) or {}
+            injected = ir_injected(metadata.get("ir_override"))
+            if injected:
+                raise NotYourKernel(f"{name}: its IR was replaced on the way to the binary by {injected}; a kernel of yours is compiled from your code alone")
+            if record.get("generated") != name:
+                raise NotYourKernel(f"{name} was not generated from your code in this compile (its IR came from elsewhere)")
+            record["gated"] = name
+        return original_cubin(self, src, metadata, *args, **kwargs)
+
+    JITFunction.__init__ = init
+    compiler.compile = compiler_package.compile = compile
+    if getattr(sys.modules.get("triton"), "compile", None) is original_compile:
+        sys.modules["triton"].compile = compile
+    code_generator.ast_to_ttir = ast_to_ttir
+    code_generator.CodeGenerator.visit_FunctionDef = visit_FunctionDef
+    CUDABackend.make_cubin = make_cubin
