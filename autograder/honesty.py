@@ -14,7 +14,6 @@ that leaves out the kernels that did the work does not pass.
 from __future__ import annotations
 
 import ast
-import os
 import re
 
 # Names only a library's or a code generator's kernels carry (cuBLAS, cuDNN, CUTLASS, NVIDIA's JIT
@@ -49,6 +48,8 @@ def _decorator_names(node: ast.FunctionDef) -> set[str]:
 # the learner's (autograder.own_compile): the name the GPU runs under says whose code it is, as the
 # interpreter's launch record does on a CPU.
 OWN_MARK = "__yours"
+# The words of autograder.own_compile's finding that a kernel of the learner's inlines library code.
+FOREIGN_CALLEE = "a Triton function from outside your code and triton.language"
 
 
 def own_kernel_names(code: str, device: str = "cpu") -> set[str]:
@@ -189,6 +190,10 @@ def judge_cpu(operators: list[str], calls: list[dict], own: set[str]) -> dict:
         if not call.get("kernels"):
             return {"ok": False, "message": "no Triton kernel of yours ran during the call; the work must run in your kernel"}
         unfit = sorted(call.get("compile_errors", {}).items())
+        inlined = [(name, reason) for name, reason in unfit if reason.startswith("calls ") and FOREIGN_CALLEE in reason]
+        if inlined:
+            name, reason = inlined[0]
+            return {"ok": False, "message": f"your kernel {name} {reason}: Triton inlines that function's code into your kernel, which makes it library work. Write it in your code"}
         if unfit:
             name, reason = unfit[0]
             return {

@@ -14,7 +14,9 @@ mark is checked where the binary is made. A kernel may bear it only when:
   configuration's ``ir_override``, no stage hook, no IR file handed to ``triton.compile``.
 
 A compile that would give the mark to anything else fails with the reason, before its binary is
-written to the cache. What this cannot see, a binary of a library's code renamed after it was built
+written to the cache. On a CPU, where no kernel is marked, the same comparison runs while Triton's
+front end builds a launched kernel's IR (autograder.triton_frontend): a kernel of the learner's that
+inlines a library's Triton function is reported as library work there too. What this cannot see, a binary of a library's code renamed after it was built
 and loaded by other means (a planted cache entry, a driver or CuPy module load), is said on the
 grading page: the learner's process makes the binary, and only an observer outside it could tell.
 """
@@ -23,11 +25,13 @@ from __future__ import annotations
 
 import ast
 import copy
+import inspect
 import os
 import sys
+import textwrap
 import threading
 
-from .honesty import OWN_MARK
+from .honesty import FOREIGN_CALLEE, OWN_MARK
 
 
 class NotYourKernel(RuntimeError):
@@ -58,10 +62,8 @@ def learner_shapes(files: tuple[str, ...]) -> frozenset[str]:
 def language_shapes() -> frozenset[str]:
     """Every jitted function of Triton's own modules (triton.language and its extras, Gluon's language),
     as loaded before the learner's code: ``tl.sum``, ``tl.cdiv`` and the like, and the combine functions
-    of the reductions."""
+    of the reductions. Under the interpreter they are InterpretedFunctions, read from their source."""
     import importlib
-
-    from triton.runtime.jit import JITFunction
 
     for name in ("triton.language", "triton.language.extra.libdevice", "triton.experimental.gluon.language"):
         try:
@@ -75,12 +77,26 @@ def language_shapes() -> frozenset[str]:
         values = list(vars(module).values())
         values += [v for c in values if isinstance(c, type) and c.__module__ == name for v in vars(c).values()]
         for value in values:
-            if isinstance(value, JITFunction):
-                try:
-                    shapes.add(body_shape(value.parse().body[0]))
-                except Exception:  # noqa: BLE001 -- a function whose source Triton cannot read never compiles either
-                    continue
+            shape = _jitted_shape(value)
+            if shape is not None:
+                shapes.add(shape)
     return frozenset(shapes)
+
+
+def _jitted_shape(value) -> str | None:
+    """``body_shape`` of a jitted function (a JITFunction, or an InterpretedFunction under the
+    interpreter), None for anything else or a function whose source cannot be read."""
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    try:
+        if isinstance(value, JITFunction):
+            return body_shape(value.parse().body[0])
+        if isinstance(value, InterpretedFunction):
+            return body_shape(ast.parse(textwrap.dedent(inspect.getsource(value.fn))).body[0])
+        return None
+    except Exception:  # noqa: BLE001 -- a function whose source Triton cannot read never compiles either
+        return None
 
 
 def ir_injected(ir_override: str | None) -> str:
@@ -97,22 +113,89 @@ def ir_injected(ir_override: str | None) -> str:
     return ""
 
 
-def install(files: tuple[str, ...]) -> None:
-    """In the worker, before the learner's module loads: the learner's Triton kernels (defined in
-    ``files``) compile under their names with ``OWN_MARK`` appended, and every compile is checked as the
-    module says. Kernels of any other file keep their names. Code that undoes the marking only takes
-    the mark off the learner's own kernels."""
+# The compile and the code generation running on this thread (the JIT may compile on a pool's threads).
+_STATE = threading.local()
+
+
+def install(files: tuple[str, ...], device: str) -> None:
+    """In the worker, before the learner's module loads. On a GPU: the learner's Triton kernels
+    (defined in ``files``) compile under their names with ``OWN_MARK`` appended, and every compile is
+    checked as the module says; kernels of any other file keep their names, and code that undoes the
+    marking only takes the mark off the learner's own kernels. On a CPU: the code generation is watched
+    for ``foreign_callee``."""
+    from triton.compiler import code_generator
+
+    learner, language = learner_shapes(files), language_shapes()
+    original_generate, original_visit = code_generator.ast_to_ttir, code_generator.CodeGenerator.visit_FunctionDef
+
+    def ast_to_ttir(fn, *args, **kwargs):
+        generating = {"kernel": None, "foreign": []}
+        outer, _STATE.generating = getattr(_STATE, "generating", None), generating
+        try:
+            module = original_generate(fn, *args, **kwargs)
+        finally:
+            _STATE.generating = outer
+        _STATE.last = generating
+        name, own = generating["kernel"] or ("", False)
+        if OWN_MARK in name:
+            injected = ir_injected(getattr(kwargs.get("options"), "ir_override", None))
+            if injected:
+                raise NotYourKernel(f"{name}: its IR would be replaced on the way to the binary by {injected}; a kernel of yours is compiled from your code alone")
+            if not own:
+                raise NotYourKernel(f"a kernel that is not yours was compiled under your kernel's name {name}: its code is not a function of your file")
+            if generating["foreign"]:
+                raise NotYourKernel(f"your kernel {name.removesuffix(OWN_MARK)} {_calls(generating['foreign'][0])}: {WRITE_IT}")
+        record = getattr(_STATE, "record", None)
+        if record is not None:
+            record["generated"] = name
+        return module
+
+    def visit_FunctionDef(self, node):
+        generating = getattr(_STATE, "generating", None)
+        if generating is not None:
+            shape = body_shape(node)
+            if self.is_kernel and generating["kernel"] is None:
+                generating["kernel"] = (self.function_name, shape in learner)
+            elif shape not in learner and shape not in language:
+                generating["foreign"].append(node.name)
+        return original_visit(self, node)
+
+    code_generator.ast_to_ttir = ast_to_ttir
+    code_generator.CodeGenerator.visit_FunctionDef = visit_FunctionDef
+    if device == "cuda":
+        _mark_and_gate(files)
+
+
+# What a kernel of the learner's may call, in the refusal's words (honesty.judge_cpu reads them too).
+FOREIGN = FOREIGN_CALLEE
+WRITE_IT = "a kernel of yours may call only functions you wrote and Triton's own; write it in your code"
+
+
+def _calls(callee: str) -> str:
+    return f"calls {callee}, {FOREIGN}"
+
+
+def foreign_callee(build) -> str | None:
+    """Run ``build`` (one code generation of Triton's front end, on a CPU) and say what it found: "calls
+    <function>, ..." when the kernel is one of the learner's and inlines a Triton function from
+    elsewhere, else None (also where ``install`` never ran)."""
+    _STATE.last = None
+    build()
+    last = _STATE.last
+    if last and last["kernel"] and last["kernel"][1] and last["foreign"]:
+        return _calls(last["foreign"][0])
+    return None
+
+
+def _mark_and_gate(files: tuple[str, ...]) -> None:
+    """The GPU's half of ``install``: the mark, and the compile's checks around the code generation."""
     from triton import compiler as compiler_package
     from triton.backends.nvidia.compiler import CUDABackend
-    from triton.compiler import code_generator, compiler
+    from triton.compiler import compiler
     from triton.runtime.jit import JITFunction
 
     learner_files = {os.path.realpath(f) for f in files}
-    learner, language = learner_shapes(files), language_shapes()
-    state = threading.local()
-    original_init, original_compile = JITFunction.__init__, compiler.compile
-    original_generate, original_visit = code_generator.ast_to_ttir, code_generator.CodeGenerator.visit_FunctionDef
-    original_cubin = CUDABackend.make_cubin
+    original_init, original_compile, original_cubin = JITFunction.__init__, compiler.compile, CUDABackend.make_cubin
 
     def init(self, fn, *args, **kwargs):
         original_init(self, fn, *args, **kwargs)
@@ -121,13 +204,12 @@ def install(files: tuple[str, ...]) -> None:
             self._repr = lambda _specialization, name=fn.__name__ + OWN_MARK: name
 
     def compile(src, *args, **kwargs):
-        # One record a compile, on the thread that runs it (the JIT may compile on a pool's threads).
-        outer, state.record = getattr(state, "record", None), {}
+        outer, _STATE.record = getattr(_STATE, "record", None), {}
         try:
             kernel = original_compile(src, *args, **kwargs)
-            record = state.record
+            record = _STATE.record
         finally:
-            state.record = outer
+            _STATE.record = outer
         name = kernel.name
         if OWN_MARK in name:
             if isinstance(src, str):
@@ -137,45 +219,10 @@ def install(files: tuple[str, ...]) -> None:
                 raise NotYourKernel(f"{name}: its binary was not made by Triton's own stages from your code (a replaced compiler stage)")
         return kernel
 
-    def ast_to_ttir(fn, *args, **kwargs):
-        generating = {"kernel": None, "foreign": []}
-        outer, state.generating = getattr(state, "generating", None), generating
-        try:
-            module = original_generate(fn, *args, **kwargs)
-        finally:
-            state.generating = outer
-        name, own = generating["kernel"] or ("", False)
-        if OWN_MARK in name:
-            injected = ir_injected(getattr(kwargs.get("options"), "ir_override", None))
-            if injected:
-                raise NotYourKernel(f"{name}: its IR would be replaced on the way to the binary by {injected}; a kernel of yours is compiled from your code alone")
-            if not own:
-                raise NotYourKernel(f"a kernel that is not yours was compiled under your kernel's name {name}: its code is not a function of your file")
-            if generating["foreign"]:
-                callee = generating["foreign"][0]
-                raise NotYourKernel(
-                    f"your kernel {name.removesuffix(OWN_MARK)} calls {callee}, a Triton function from outside your code and triton.language: "
-                    "a kernel of yours may call only functions you wrote and Triton's own; write it in your code"
-                )
-        record = getattr(state, "record", None)
-        if record is not None:
-            record["generated"] = name
-        return module
-
-    def visit_FunctionDef(self, node):
-        generating = getattr(state, "generating", None)
-        if generating is not None:
-            shape = body_shape(node)
-            if self.is_kernel and generating["kernel"] is None:
-                generating["kernel"] = (self.function_name, shape in learner)
-            elif shape not in learner and shape not in language:
-                generating["foreign"].append(node.name)
-        return original_visit(self, node)
-
     def make_cubin(self, src, metadata, *args, **kwargs):
         name = metadata.get("name", "")
         if OWN_MARK in name:
-            record = getattr(state, "record", None) or {}
+            record = getattr(_STATE, "record", None) or {}
             injected = ir_injected(metadata.get("ir_override"))
             if injected:
                 raise NotYourKernel(f"{name}: its IR was replaced on the way to the binary by {injected}; a kernel of yours is compiled from your code alone")
@@ -188,6 +235,4 @@ def install(files: tuple[str, ...]) -> None:
     compiler.compile = compiler_package.compile = compile
     if getattr(sys.modules.get("triton"), "compile", None) is original_compile:
         sys.modules["triton"].compile = compile
-    code_generator.ast_to_ttir = ast_to_ttir
-    code_generator.CodeGenerator.visit_FunctionDef = visit_FunctionDef
     CUDABackend.make_cubin = make_cubin

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from . import own_compile
 from .frontend_translation import Translation, interpreted_kernel, visible
 
 # Hopper, whatever the machine: a GPU on which every exercise's kernel compiles (FP8 needs sm_89).
@@ -155,8 +156,9 @@ def _build_ir(jit, gpu, target, kwargs: dict, bound, specialization, options, sw
         context = ir.context()
         ir.load_dialects(context)
         gpu.load_dialects(context)
-        ASTSource(jit, signature, constexprs, attrs).make_ir(target, options, gpu.get_codegen_implementation(options), gpu.get_module_map(), context)
-        return None
+        source = ASTSource(jit, signature, constexprs, attrs)
+        # A kernel of the learner's that inlines a library's Triton function compiles, as library work.
+        return own_compile.foreign_callee(lambda: source.make_ir(target, options, gpu.get_codegen_implementation(options), gpu.get_module_map(), context))
     except Exception as error:  # noqa: BLE001 -- whatever stops the front end stops the GPU's compile
         return _reason(error)
     finally:

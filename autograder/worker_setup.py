@@ -100,10 +100,10 @@ class WorkerSetup:
                 from . import graphs, registry
 
                 self.harness = graphs.Harness(registry.get(self.setup["problem"]))
-            if self.device == "cuda" and self.language == "triton" and self.setup.get("module"):
+            if self.language == "triton" and self.setup.get("module"):
                 from . import own_compile
 
-                own_compile.install((self.setup["module"],))
+                own_compile.install((self.setup["module"],), self.device)
             learner_code.refuse_grader_imports()
             # A distributed exercise's ranks are sandboxed one by one, each in a Landlock domain of
             # its own, and NCCL passes its buffers between them over abstract UNIX sockets: those

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import tempfile
 import time
 
 os.environ["TRITON_INTERPRET"] = "1"  # before Triton is imported
@@ -14,7 +16,7 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
-from autograder import interpreter, triton_frontend  # noqa: E402
+from autograder import interpreter, own_compile, triton_frontend  # noqa: E402
 from autograder.launch_record import LaunchSummary  # noqa: E402
 
 N = 1000
@@ -78,6 +80,39 @@ def activation_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, ACTI
     tl.store(out_ptr + offsets, ACTIVATION(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
 
 
+LIBRARY = """
+import triton
+
+
+@triton.jit
+def library_scale(x):
+    return x * 3.0
+"""
+
+
+def load_library():
+    """A module of another file, as a library's would be."""
+    path = os.path.join(tempfile.mkdtemp(), "some_library.py")
+    with open(path, "w") as f:
+        f.write(LIBRARY)
+    spec = importlib.util.spec_from_file_location("some_library", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+library_scale = load_library().library_scale
+
+
+@triton.jit
+def calls_library_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    """A kernel of this file whose body inlines a Triton function of another file: library work,
+    although it compiles."""
+    offsets = tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    tl.store(out_ptr + offsets, library_scale(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
+
+
 def make_activation(with_numpy: bool):
     """Two jitted functions of one name: an honest ReLU, or one that runs NumPy."""
     if with_numpy:
@@ -103,6 +138,8 @@ def _grid(n: int, block: int) -> tuple[int]:
 def main() -> dict:
     seen = {}
     x, y = torch.randn(N), torch.randn(N)
+    # This file is the learner's, as the worker sets it up (every kernel below but the library's).
+    own_compile.install((__file__,), "cpu")
     started = time.perf_counter()
     triton_frontend.warm()
     seen["warm_seconds"] = time.perf_counter() - started
@@ -115,6 +152,7 @@ def main() -> dict:
     seen["runtime_arange"] = check(runtime_arange_kernel.fn, (x, torch.empty_like(x), N), {})
     seen["not_bound"] = check(add_kernel.fn, (x, y), {"BLOCK_SIZE": 128})
     seen["activations"] = [check(activation_kernel.fn, (x, torch.empty_like(x), N), {"BLOCK_SIZE": 1024, "ACTIVATION": make_activation(n)}) for n in (False, True)]
+    seen["library_callee"] = check(calls_library_kernel.fn, (x, torch.empty_like(x), N), {"BLOCK_SIZE": 1024})
 
     # The cache: one compile per kernel and specialization. A length divisible by 16 is the same
     # specialization to the front end; a length of 1 is a constexpr, so another one.

@@ -47,7 +47,7 @@ import importlib.util, json, os, sys
 from autograder import own_compile
 
 learner_file, library_file, folder = sys.argv[1:4]
-own_compile.install((learner_file,))
+own_compile.install((learner_file,), "cuda")
 
 
 def load(name, path):

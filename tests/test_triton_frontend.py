@@ -37,6 +37,16 @@ def test_an_honest_kernel_compiles_without_a_gpu(seen):
     assert seen["row_sum_recorded"] == {}
 
 
+def test_a_kernel_that_inlines_a_library_function_is_library_work(seen):
+    """Triton's front end compiles it, and autograder.own_compile says which function came from
+    elsewhere; the honest kernels above, with helpers of their own file and triton.language's, are not
+    flagged (the script installs the check for its own file)."""
+    assert seen["library_callee"] == f"calls library_scale, {honesty.FOREIGN_CALLEE}"
+    verdict = honesty.judge_cpu([], [{"kernels": ["calls_library_kernel"], "compile_errors": {"calls_library_kernel": seen["library_callee"]}}], {"calls_library_kernel"})
+    assert not verdict["ok"]
+    assert verdict["message"].startswith("your kernel calls_library_kernel calls library_scale, a Triton function from outside your code")
+
+
 def test_a_kernel_that_computes_with_numpy_does_not_compile(seen):
     assert seen["numpy_add"].startswith("`x.handle.data = np.add(")
     assert NOT_TRITON in seen["numpy_add"]

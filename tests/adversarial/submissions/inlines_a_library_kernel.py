@@ -1,13 +1,13 @@
 # expect: REJECT
 # problem: act0.vector_add
-# devices: cuda
+# devices: cpu cuda
 # says: outside your code
 # A kernel of the learner's own name and file whose body only calls a library's Triton kernel as a
 # device function: Triton inlines the library's code into the learner's kernel, which runs under the
 # learner's marked name. Triton's compiler in the worker refuses it (autograder.own_compile): a kernel
 # of the learner's calls only functions of the learner's file and triton.language's. On a CPU the
-# interpreter runs the library's function as Python inside the learner's launch, which the launch
-# record does not tell apart: GPU only.
+# interpreter runs the library's function as Python inside the learner's launch; the same comparison
+# runs there while Triton's front end builds the kernel's IR.
 import importlib.util
 import os
 import tempfile
