@@ -86,13 +86,14 @@ def language_shapes() -> frozenset[str]:
 def _jitted_shape(value) -> str | None:
     """``body_shape`` of a jitted function (a JITFunction, or an InterpretedFunction under the
     interpreter), None for anything else or a function whose source cannot be read."""
-    from triton.runtime.interpreter import InterpretedFunction
     from triton.runtime.jit import JITFunction
 
+    # Loaded where the interpreter runs kernels (a CPU), and not imported for this elsewhere.
+    interpreted = getattr(sys.modules.get("triton.runtime.interpreter"), "InterpretedFunction", ())
     try:
         if isinstance(value, JITFunction):
             return body_shape(value.parse().body[0])
-        if isinstance(value, InterpretedFunction):
+        if isinstance(value, interpreted):
             return body_shape(ast.parse(textwrap.dedent(inspect.getsource(value.fn))).body[0])
         return None
     except Exception:  # noqa: BLE001 -- a function whose source Triton cannot read never compiles either
