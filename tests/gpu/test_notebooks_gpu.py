@@ -39,8 +39,10 @@ pytestmark = pytest.mark.gpu
 class _SignalLog:
     """The signals this process's event loop handles while a notebook runs, each with the processes
     running then (``ps``). nbclient shuts its kernel down on SIGINT or SIGTERM and the test goes on:
-    in one run two kernels were shut down that way, one minute apart, each in its first graded cell,
-    the sender unknown. The loop learns of a signal from a byte in its wake-up socket; whether the
+    in one run two kernels were shut down that way, one minute apart, each in its first graded cell.
+    The record of a later run named the sender, `timeout` of tests/gpu/run.sh's step at its limit
+    (the step's own time ran out): each line now says so when a `timeout` above this process has run
+    as long as its limit. The loop learns of a signal from a byte in its wake-up socket; whether the
     process was really signalled is told by the Python-level handler asyncio installs, which runs
     only for a signal (a byte written there by other code holding a stale descriptor does not)."""
 
@@ -56,7 +58,7 @@ class _SignalLog:
             def logged(*arguments):
                 ps = subprocess.run(["ps", "-eo", "pid,ppid,pgid,sid,etimes,args"], capture_output=True, text=True, check=False).stdout
                 how = "a signal" if sig in self._received else "a byte in the event loop's wake-up socket, no signal"
-                self.lines.append(f"{time.strftime('%H:%M:%S')} {signal.Signals(sig).name} reached pytest ({os.getpid()}): {how}\n{ps}")
+                self.lines.append(f"{time.strftime('%H:%M:%S')} {signal.Signals(sig).name} reached pytest ({os.getpid()}): {how}{_expired_limit(ps)}\n{ps}")
                 callback(*arguments)
 
             return original(loop, sig, logged, *args)
@@ -67,6 +69,25 @@ class _SignalLog:
     def __exit__(self, *_):
         self._unix._UnixSelectorEventLoop.add_signal_handler = self._original
         self._unix._sighandler_noop = self._noop
+
+
+def _expired_limit(ps: str) -> str:
+    """', sent by <timeout N>, which has run its N s' when a `timeout` above this process (in ``ps -eo
+    pid,ppid,pgid,sid,etimes,args``) has reached its limit: a step of tests/gpu/run.sh out of time."""
+    table = {}
+    for line in ps.splitlines()[1:]:
+        fields = line.split(None, 5)
+        if len(fields) == 6 and fields[0].isdigit():
+            table[int(fields[0])] = (int(fields[1]), int(fields[4]) if fields[4].isdigit() else 0, fields[5])
+    pid = table.get(os.getpid(), (0,))[0]
+    while pid in table:
+        parent, elapsed, args = table[pid]
+        words = args.split()
+        limit = next((w for w in words[1:] if not w.startswith("-") and w.replace(".", "", 1).isdigit()), None) if words[0] == "timeout" else None
+        if limit is not None and elapsed + 1 >= float(limit):
+            return f", sent by `timeout {limit}` (process {pid}), which has run its {limit} s: the step's time limit"
+        pid = parent
+    return ""
 
 
 def _execute(path: Path, allow_errors: bool):
