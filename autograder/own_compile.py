@@ -16,9 +16,10 @@ mark is checked where the binary is made. A kernel may bear it only when:
 A compile that would give the mark to anything else fails with the reason, before its binary is
 written to the cache. On a CPU, where no kernel is marked, the same comparison runs while Triton's
 front end builds a launched kernel's IR (autograder.triton_frontend): a kernel of the learner's that
-inlines a library's Triton function is reported as library work there too. What this cannot see, a binary of a library's code renamed after it was built
-and loaded by other means (a planted cache entry, a driver or CuPy module load), is said on the
-grading page: the learner's process makes the binary, and only an observer outside it could tell.
+inlines a library's Triton function is reported as library work there too. What this cannot see, a
+binary of a library's code renamed after it was built and loaded by other means (a planted cache
+entry, a driver or CuPy module load), is said on the grading page: the learner's process makes the
+binary, and only an observer outside it could tell.
 """
 
 from __future__ import annotations
