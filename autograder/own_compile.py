@@ -84,6 +84,27 @@ def language_shapes() -> frozenset[str]:
     return frozenset(shapes)
 
 
+# Triton's folders whose modules define jitted functions a kernel may call (triton.tools.ragged_tma's
+# helpers among them, which nothing imports until the learner does).
+TRITON_FOLDERS = ("language", "tools", os.path.join("experimental", "gluon", "language"))
+
+
+def triton_file_shapes(root: str) -> frozenset[str]:
+    """Every function of Triton's own files under ``root`` (its installed package folder, which the
+    learner's process cannot write), read from disk: the modules loaded after ``install`` too."""
+    shapes = set()
+    for folder in TRITON_FOLDERS:
+        for directory, _, names in os.walk(os.path.join(root, folder)):
+            for name in sorted(n for n in names if n.endswith(".py")):
+                try:
+                    with open(os.path.join(directory, name), encoding="utf-8") as source:
+                        tree = ast.parse(source.read())
+                except (OSError, SyntaxError, ValueError):
+                    continue
+                shapes.update(body_shape(node) for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return frozenset(shapes)
+
+
 def _jitted_shape(value) -> str | None:
     """``body_shape`` of a jitted function (a JITFunction, or an InterpretedFunction under the
     interpreter), None for anything else or a function whose source cannot be read."""
@@ -125,9 +146,18 @@ def install(files: tuple[str, ...], device: str) -> None:
     checked as the module says; kernels of any other file keep their names, and code that undoes the
     marking only takes the mark off the learner's own kernels. On a CPU: the code generation is watched
     for ``foreign_callee``."""
+    import triton
     from triton.compiler import code_generator
 
     learner, language = learner_shapes(files), language_shapes()
+    # Read only if a kernel calls a function of neither (a Triton module loaded later, or a library's).
+    root, on_disk = os.path.dirname(os.path.realpath(triton.__file__)), []
+
+    def triton_own(shape: str) -> bool:
+        if not on_disk:
+            on_disk.append(triton_file_shapes(root))
+        return shape in on_disk[0]
+
     original_generate, original_visit = code_generator.ast_to_ttir, code_generator.CodeGenerator.visit_FunctionDef
 
     def ast_to_ttir(fn, *args, **kwargs):
@@ -158,7 +188,7 @@ def install(files: tuple[str, ...], device: str) -> None:
             shape = body_shape(node)
             if self.is_kernel and generating["kernel"] is None:
                 generating["kernel"] = (self.function_name, shape in learner)
-            elif shape not in learner and shape not in language:
+            elif shape not in learner and shape not in language and not triton_own(shape):
                 generating["foreign"].append(node.name)
         return original_visit(self, node)
 

@@ -6,6 +6,7 @@ with Triton's real compiler for a Hopper GPU, which needs none."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -91,6 +92,7 @@ del library.other_kernel.repr
 learner.tuned_kernel.fn._unsafe_update_src(library.other_kernel.src)
 names["forged source"] = build(learner.tuned_kernel.fn, 512)
 # A kernel of the learner's that inlines a library's Triton function.
+names["triton tool"] = build(learner.calls_a_triton_tool)
 own_helper, learner.calls_helper.__globals__["helper"] = learner.helper, library.helper
 names["library callee"] = build(learner.calls_helper)
 # The learner's kernel with its PTX replaced by the library's on the way to the binary.
@@ -134,6 +136,17 @@ def helper(x):
     return x + 1.0
 
 
+# A Triton module nothing had imported when the worker's check was installed.
+from triton.tools.ragged_tma import to_ragged_indices
+
+
+@triton.jit
+def calls_a_triton_tool(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    _, _, shifted = to_ragged_indices(0, n, offsets)
+    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=offsets < n) + shifted.to(tl.float32), mask=offsets < n)
+
+
 @triton.jit
 def calls_helper(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -164,6 +177,7 @@ def test_the_learners_triton_kernels_compile_under_the_marked_name_and_nothing_e
         assert names[forged].startswith("refused: ") and "that is not yours was compiled under your kernel's name" in names[forged], names[forged]
     assert "calls helper, a Triton function from outside your code" in names["library callee"]
     assert names["own callee"] == [f"calls_helper{mark}"] * 2
+    assert names["triton tool"] == [f"calls_a_triton_tool{mark}"] * 2
     assert names["ir_override"].startswith("refused: ") and "ir_override" in names["ir_override"]
     assert names["stage hook"].startswith("refused: ") and "add_stages_inspection_hook" in names["stage hook"]
     assert names["ir file"].startswith("refused: ") and "not generated from your code" in names["ir file"]
@@ -207,3 +221,18 @@ def test_kernels_compiled_under_other_names_are_not_loaded_from_an_older_cache(t
 
     unmarked = tmp_path / "kernels" / hashlib.sha256(b"def vector_add(x, y): ...").hexdigest()[:24]
     assert Path(folder).parent == unmarked.parent and Path(folder) != unmarked
+
+
+def test_triton_functions_loaded_after_the_check_was_installed_are_still_tritons():
+    """triton.tools.ragged_tma's jitted helpers are Triton's own, but nothing imports the module until
+    a learner does: they are found in Triton's installed files. A library's function is not there."""
+    import triton
+
+    from autograder import own_compile
+
+    shapes = own_compile.triton_file_shapes(os.path.dirname(os.path.realpath(triton.__file__)))
+    ragged = Path(triton.__file__).parent / "tools" / "ragged_tma.py"
+    helpers = [node for node in ast.walk(ast.parse(ragged.read_text())) if isinstance(node, ast.FunctionDef) and node.name == "load_ragged"]
+    assert helpers and own_compile.body_shape(helpers[0]) in shapes
+    library = ast.parse(LIBRARY_EXTRA).body[0]
+    assert own_compile.body_shape(library) not in shapes
