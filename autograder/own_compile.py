@@ -8,8 +8,9 @@ mark is checked where the binary is made. A kernel may bear it only when:
 
 - the function body the code generator turns into the kernel is one of the learner's file, as parsed
   from that file before any of its code ran (compared as syntax trees, decorators left out);
-- every Triton function it calls, inlined into it, is the learner's or triton.language's (a library's
-  kernel called as a device function is library work inside a kernel of the learner's name);
+- every Triton function it calls, inlined into it, is the learner's or Triton's own (triton.language's,
+  triton.tools'): a library's kernel called as a device function is library work inside a kernel of
+  the learner's name;
 - nothing replaced the IR between the code generator and the binary: no override folder, no
   configuration's ``ir_override``, no stage hook, no IR file handed to ``triton.compile``.
 
