@@ -48,10 +48,11 @@ def body_shape(node: ast.AST) -> str:
     return ast.dump(bare)
 
 
-def learner_shapes(files: tuple[str, ...]) -> frozenset[str]:
-    """Every function of the learner's files, as ``body_shape`` gives it."""
+def file_shapes(paths) -> frozenset[str]:
+    """Every function of the Python files ``paths``, as ``body_shape`` gives it (files that cannot be
+    read or parsed give none)."""
     shapes = set()
-    for path in files:
+    for path in paths:
         try:
             with open(path, encoding="utf-8") as source:
                 tree = ast.parse(source.read())
@@ -93,17 +94,13 @@ TRITON_FOLDERS = ("language", "tools", os.path.join("experimental", "gluon", "la
 def triton_file_shapes(root: str) -> frozenset[str]:
     """Every function of Triton's own files under ``root`` (its installed package folder, which the
     learner's process cannot write), read from disk: the modules loaded after ``install`` too."""
-    shapes = set()
-    for folder in TRITON_FOLDERS:
-        for directory, _, names in os.walk(os.path.join(root, folder)):
-            for name in sorted(n for n in names if n.endswith(".py")):
-                try:
-                    with open(os.path.join(directory, name), encoding="utf-8") as source:
-                        tree = ast.parse(source.read())
-                except (OSError, SyntaxError, ValueError):
-                    continue
-                shapes.update(body_shape(node) for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
-    return frozenset(shapes)
+    return file_shapes(
+        os.path.join(directory, name)
+        for folder in TRITON_FOLDERS
+        for directory, _, names in os.walk(os.path.join(root, folder))
+        for name in sorted(names)
+        if name.endswith(".py")
+    )
 
 
 def _jitted_shape(value) -> str | None:
@@ -150,7 +147,7 @@ def install(files: tuple[str, ...], device: str) -> None:
     import triton
     from triton.compiler import code_generator
 
-    learner, language = learner_shapes(files), language_shapes()
+    learner, language = file_shapes(files), language_shapes()
     # Read only if a kernel calls a function of neither (a Triton module loaded later, or a library's).
     root, on_disk = os.path.dirname(os.path.realpath(triton.__file__)), []
 
@@ -199,13 +196,12 @@ def install(files: tuple[str, ...], device: str) -> None:
         _mark_and_gate(files)
 
 
-# What a kernel of the learner's may call, in the refusal's words (honesty.judge_cpu reads them too).
-FOREIGN = FOREIGN_CALLEE
+# What a kernel of the learner's may call, in the refusal's words (honesty.judge_cpu reads FOREIGN_CALLEE).
 WRITE_IT = "a kernel of yours may call only functions you wrote and Triton's own; write it in your code"
 
 
 def _calls(callee: str) -> str:
-    return f"calls {callee}, {FOREIGN}"
+    return f"calls {callee}, {FOREIGN_CALLEE}"
 
 
 def foreign_callee(build) -> str | None:
