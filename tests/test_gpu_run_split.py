@@ -70,3 +70,22 @@ def test_a_signal_to_the_notebook_runner_is_kept_with_the_kernels_output(tmp_pat
     assert ": a signal\n" in signals
     assert "the kernel ran" in (kept / "act-demo-signalled.ipynb.kernel.log").read_text()
     assert "Kernel died" in (kept / "act-demo-signalled.ipynb.error.txt").read_text()
+
+
+def test_a_timeout_above_the_runner_is_named_only_when_its_own_limit_has_run_out(monkeypatch):
+    """A CI runner's ``timeout -k 30 90m`` above the tests was read as a 30 s limit, and a signal the
+    test sent itself was put down to it: the limit is the DURATION word, options' values skipped."""
+    assert gpu_notebooks._timeout_limit("timeout -k 30 90m make test".split()) == 5400
+    assert gpu_notebooks._timeout_limit("/usr/bin/timeout --signal KILL 2.5h x".split()) == 9000
+    assert gpu_notebooks._timeout_limit("timeout --foreground 480 pytest".split()) == 480
+    assert gpu_notebooks._timeout_limit("timeoutx 30 y".split()) is None
+    assert gpu_notebooks._timeout_limit("timeout --kill-after=5 40s y".split()) == 40
+    me, parent = 4242, 4000
+    monkeypatch.setattr(gpu_notebooks.os, "getpid", lambda: me)
+
+    def ps(elapsed: int, args: str) -> str:
+        return f"PID PPID PGID SID ELAPSED COMMAND\n{parent} 1 {parent} {parent} {elapsed} {args}\n{me} {parent} {parent} {parent} 3 python -m pytest\n"
+
+    assert gpu_notebooks._expired_limit(ps(600, "timeout -k 30 90m make test")) == ""
+    assert "`timeout 480` (process 4000), which has run its 480 s" in gpu_notebooks._expired_limit(ps(480, "timeout 480 pytest"))
+    assert gpu_notebooks._expired_limit(ps(100, "timeout 480 pytest")) == ""

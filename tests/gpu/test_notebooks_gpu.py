@@ -4,6 +4,7 @@ untouched exercise earns zero without crashing the kernel. Executed copies go to
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -82,12 +83,27 @@ def _expired_limit(ps: str) -> str:
     pid = table.get(os.getpid(), (0,))[0]
     while pid in table:
         parent, elapsed, args = table[pid]
-        words = args.split()
-        limit = next((w for w in words[1:] if not w.startswith("-") and w.replace(".", "", 1).isdigit()), None) if words[0] == "timeout" else None
-        if limit is not None and elapsed + 1 >= float(limit):
-            return f", sent by `timeout {limit}` (process {pid}), which has run its {limit} s: the step's time limit"
+        limit = _timeout_limit(args.split())
+        if limit is not None and elapsed + 1 >= limit:
+            return f", sent by `timeout {limit:g}` (process {pid}), which has run its {limit:g} s: the step's time limit"
         pid = parent
     return ""
+
+
+def _timeout_limit(words: list[str]) -> float | None:
+    """The limit in seconds of a ``timeout [OPTION]... DURATION COMMAND`` command line, None for any
+    other command. Options taking a value (``-k 30``, ``-s KILL``) are skipped with it: a CI runner's
+    ``timeout -k 30 90m`` was once read as a 30 s limit. DURATION takes coreutils' s, m, h, d suffixes."""
+    if not words or words[0].rsplit("/", 1)[-1] != "timeout":
+        return None
+    rest = iter(words[1:])
+    for word in rest:
+        if word in ("-k", "-s", "--kill-after", "--signal"):
+            next(rest, None)
+        elif not word.startswith("-"):
+            match = re.fullmatch(r"(\d+(?:\.\d*)?)([smhd]?)", word)
+            return float(match[1]) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[match[2]] if match else None
+    return None
 
 
 def _execute(path: Path, allow_errors: bool):
