@@ -38,6 +38,8 @@ class Worker(WorkerSetup, WorkerCalls, TimedCalls):
         self.ops = None
         self.object = None
         self.harness = None
+        # The last correctness call on a CPU, kept for the judge's replay: (inputs id, output, record).
+        self.replayable = None
         self.pid = os.getpid()
         # Set by the seal (a learner's worker): what the learner's code changed, or None.
         self.changed_by_learner = None
@@ -48,6 +50,7 @@ class Worker(WorkerSetup, WorkerCalls, TimedCalls):
             "inputs": lambda r, p: (self.open_inputs(r), b""),
             "drop": lambda r, p: ({"dropped": self.inputs.pop(r["id"], None) is not None}, b""),
             "call": lambda r, p: self.call(r),
+            "replay": lambda r, p: self.replay(r),
             "answer": self.answer,
             "script": lambda r, p: (self.script(r), b""),
             "watch": lambda r, p: (self.watch_kernels(r), b""),

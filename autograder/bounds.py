@@ -26,6 +26,17 @@ class OutOfBoundsAccess(Exception):
         self.program_id = program_id
 
 
+def out_of_bounds_cause(error: BaseException) -> OutOfBoundsAccess | None:
+    """The interpreter wraps a kernel's exceptions (once per device-function call): find ours."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, OutOfBoundsAccess):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
 @dataclass(frozen=True)
 class KernelSource:
     """A launched kernel: its name and where its Python source starts."""

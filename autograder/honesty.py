@@ -168,16 +168,19 @@ CPU_BOOKKEEPING_OPS = re.compile(
 )
 
 CPU_LIMITS = (
-    "On a CPU the grader sees the interpreted Triton kernels and the PyTorch operators, and compiles each "
-    "kernel with Triton's front end as a GPU would; arithmetic done by NumPy or compiled code outside "
-    "PyTorch and outside the kernels is not seen, so the honesty check is complete only on a GPU."
+    "On a CPU the grader sees the interpreted Triton kernels and the PyTorch operators, compiles each "
+    "kernel with Triton's front end as a GPU would, and replays each call's launches on other values of "
+    "the floating-point inputs with nothing of your code between them but what it wrote into their tensors, "
+    "so an answer made outside the kernels (NumPy, compiled code) comes back unchanged and is caught; "
+    "what your code derives from integer inputs, and the time the kernels account for, are checked only on a GPU."
 )
 
 
-def judge_cpu(operators: list[str], calls: list[dict], own: set[str]) -> dict:
+def judge_cpu(operators: list[str], calls: list[dict], own: set[str], replays: list[str | None] = ()) -> dict:
     """``calls``: per correctness call, what the interpreter recorded (the kernels run, whether
     Triton's front end compiles them for a GPU, and whether the output is exactly what those
-    kernels stored)."""
+    kernels stored); ``replays``: per replayed call, what its replay on other values of the inputs
+    gave wrong, None where it gave their answer (autograder.replay)."""
     computing = sorted({op for op in operators if not CPU_BOOKKEEPING_OPS.match(op)})
     if computing:
         return {"ok": False, "message": f"the calls ran PyTorch operators that compute the answer ({', '.join(computing[:5])}); write the kernel yourself"}
@@ -210,4 +213,8 @@ def judge_cpu(operators: list[str], calls: list[dict], own: set[str]) -> dict:
                 "message": f"your kernels never read {', '.join(unread)}: the answer must come from your kernels reading the inputs, not from "
                 "code outside them (on a CPU the grader cannot see NumPy or compiled code, so your kernels must read the inputs themselves)",
             }
+    wrong = next((finding for finding in replays if finding), None)
+    if wrong:
+        return {"ok": False, "message": f"your kernels, run again on other values of the inputs with nothing of your code between them but what it wrote into their tensors before each launch, did not compute the new answer ({wrong}): "
+                "the answer came from code outside your kernels (NumPy, compiled code, values your host code read from the inputs). Compute it in your kernels, from the inputs they load"}
     return {"ok": True, "message": "your Triton kernels wrote the output. " + CPU_LIMITS}

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from . import bounds, triton_frontend
-from .bounds import Access, Argument, KernelSource, Launch, OutOfBoundsAccess
+from .bounds import Access, Argument, KernelSource, Launch
 from .frontend_translation import visible
 from .launch_record import LaunchRecord
 
@@ -144,9 +144,12 @@ def _graded_call(self, *args_dev, **kwargs):
         for record in records:
             record.not_compiled(launch.kernel, unfit)
     try:
-        return _original_call(self, *args_dev, **kwargs)
+        returned = _original_call(self, *args_dev, **kwargs)
+        for record in records:
+            record.replay.after(launch)
+        return returned
     except Exception as error:
-        cause = _out_of_bounds_cause(error)
+        cause = bounds.out_of_bounds_cause(error)
         if cause is None:
             raise
         raise cause from None
@@ -157,6 +160,8 @@ def _graded_args(self, args_dev, kwargs):
     for state in _launch_states("_graded_call")[:1]:
         # The kernel dereferences the host copies' addresses (the same memory for CPU tensors).
         _bind(state["launch"], state["records"], self, args_hst, kwargs_hst)
+        for record in state["records"]:
+            record.replay.before(self, state["args_dev"], state["kwargs"], state["launch"])
     return args_hst, kwargs_hst
 
 
@@ -196,17 +201,6 @@ def _original_function(fn, interpreter):
 def _kernel_source(function) -> KernelSource:
     code = getattr(function, "__code__", None)
     return KernelSource(getattr(function, "__name__", "kernel"), code.co_filename if code else "?", code.co_firstlineno if code else 0)
-
-
-def _out_of_bounds_cause(error: BaseException) -> OutOfBoundsAccess | None:
-    """The interpreter wraps a kernel's exceptions (once per device-function call): find ours."""
-    seen = set()
-    while error is not None and id(error) not in seen:
-        if isinstance(error, OutOfBoundsAccess):
-            return error
-        seen.add(id(error))
-        error = error.__cause__ or error.__context__
-    return None
 
 
 def _tensors(name: str, value: Any) -> Iterator[tuple[str, Any]]:

@@ -41,7 +41,7 @@ class KernelStages(TimedWindows):
         if timed:
             sizes = [s for s in sizes if s not in p.bench_sizes]
         g.watch(g.learner, "correctness", "start")
-        cpu_calls = []
+        cpu_calls, self.replays = [], []
         for size in sizes:
             started = time.monotonic()
             case, facts = self._case(size)
@@ -61,7 +61,7 @@ class KernelStages(TimedWindows):
         if passed and self.device == "cpu" and self.problem.language == "triton":
             from . import honesty
 
-            g.result.honesty = Honesty.from_dict(honesty.judge_cpu(seen.get("operators", []), cpu_calls, g.own_kernels))
+            g.result.honesty = Honesty.from_dict(honesty.judge_cpu(seen.get("operators", []), cpu_calls, g.own_kernels, self.replays))
             if g.result.honesty.ok:
                 from . import launch_count
 
@@ -76,16 +76,18 @@ class KernelStages(TimedWindows):
         reference = p.reference(**inputs)
         tol = checking.problem_tolerance(p, inputs, reference, p.library(**inputs), self.out_dtype)
         shared_inputs = shared.Inputs(inputs, self.device, g.shared_folder, self.arena)
+        again = self._other_values(size, inputs) if self.device == "cpu" and p.language == "triton" else None
         _synchronize(self.device)
         clock.append(time.monotonic())
         label = size_repr(size)
         try:
-            answer, payload = self._ask_call(g.learner, shared_inputs, {"canary": True, "out_numel": reference.numel(), "out_dtype": p.out_dtype})
+            answer, payload = self._ask_call(g.learner, shared_inputs, {"canary": True, "out_numel": reference.numel(), "out_dtype": p.out_dtype}, again)
         except WorkerGone as gone:
             g.fail_hard(gone.status, str(gone))
             return checking.Case(size, False, str(gone)).to_dict(), {}
         finally:
             shared_inputs.release()
+        replayed = answer.pop("replayed", None)
         if "error" in answer:
             error = answer["error"]
             if error.get("refused"):
@@ -106,16 +108,48 @@ class KernelStages(TimedWindows):
         message = message or _tampered(inputs, shared_inputs.tensors, answer)
         if message is not None:
             return checking.Case(size, False, message).to_dict(), answer
-        return checking.judge_values(size, out, reference, tol).to_dict(), answer
+        case = checking.judge_values(size, out, reference, tol)
+        if case.passed and again is not None:
+            self.replays.append(_replayed(size, replayed))
+        return case.to_dict(), answer
 
-    def _ask_call(self, session, shared_inputs, extra: dict) -> tuple[dict, bytes]:
+    def _other_values(self, size, inputs: dict) -> tuple[dict, torch.Tensor, checking.Tolerance]:
+        """The inputs of a CPU call's replay (autograder.replay): its floating-point tensors drawn from
+        another seed, everything else as it is, with their reference and tolerance."""
+        p = self.problem
+        fresh = p.make_inputs(size, secrets.randbits(62), self.device)
+
+        def new(name, value):
+            other = fresh.get(name)
+            same_layout = isinstance(other, torch.Tensor) and (other.dtype, other.shape, other.stride()) == (value.dtype, value.shape, value.stride())
+            return other if isinstance(value, torch.Tensor) and value.is_floating_point() and same_layout else value
+
+        values = {name: new(name, value) for name, value in inputs.items()}
+        reference = p.reference(**values)
+        return values, reference, checking.problem_tolerance(p, values, reference, p.library(**values), self.out_dtype)
+
+    def _ask_call(self, session, shared_inputs, extra: dict, again: tuple | None = None) -> tuple[dict, bytes]:
+        """One call on ``shared_inputs``; with ``again`` (``_other_values``), its launches replayed
+        on those values next, the replay's answer and output put in the answer as ``replayed``."""
         inputs_id = next(INPUT_IDS)
         header, _ = session.ask({"op": "inputs", "id": inputs_id, "inputs": shared_inputs.describe()}, timeout=self.g.remaining())
         if not header.get("opened"):
             raise WorkerGone("ERROR", "the worker could not open the inputs")
         answer = session.ask({"op": "call", "id": inputs_id, **extra}, timeout=self.g.remaining())
+        if again is not None and "output" in answer[0]:
+            answer[0]["replayed"] = (*self._ask_replay(session, inputs_id, again[0]), again[1], again[2])
         session.ask({"op": "drop", "id": inputs_id}, timeout=self.g.remaining())
         return answer
+
+    def _ask_replay(self, session, inputs_id: int, values: dict) -> tuple[dict, bytes]:
+        shared_values = shared.Inputs(values, self.device, self.g.shared_folder, self.arena)
+        values_id = next(INPUT_IDS)
+        try:
+            session.ask({"op": "inputs", "id": values_id, "inputs": shared_values.describe()}, timeout=self.g.remaining())
+            return session.ask({"op": "replay", "id": inputs_id, "with": values_id}, timeout=self.g.remaining())
+        finally:
+            shared_values.release()
+            session.ask({"op": "drop", "id": values_id}, timeout=self.g.remaining())
 
     def _screen_output(self, answer: dict, reference: torch.Tensor) -> str | None:
         if "wrong_type" in answer:
@@ -144,6 +178,24 @@ def _tampered(inputs: dict, shared_tensors: dict, answer: dict) -> str | None:
     if answer.get("past_end"):
         return "your kernel wrote past the end of the output: mask the blocks at the edges (store only indices inside the output)"
     return None
+
+
+def _replayed(size, replayed: tuple | None) -> str | None:
+    """The judge's reading of a replay: None when the output holds the answer to the new values,
+    else what went wrong, in words for honesty.judge_cpu."""
+    if replayed is None:
+        return "the worker did not replay the call"
+    (answer, payload), reference, tol = replayed[:2], replayed[2], replayed[3]
+    if answer.get("unfollowed"):
+        return f"your kernel {answer['unfollowed']} was given an argument that is not a tensor of known size, so what reached it cannot be followed"
+    if "error" in answer:
+        return f"your kernels raised {answer['error'].get('type')} when run again on other values of the inputs: {answer['error'].get('message', '')[:200]}"
+    if answer.get("changed"):
+        return "the output changed after your kernels stored it, while nothing of your code was meant to run"
+    if not isinstance(answer.get("output"), dict):
+        return "the worker did not replay the call"
+    case = checking.judge_values(size, shared.output_from_bytes(answer["output"], payload), reference, tol)
+    return None if case.passed else f"at size {size_repr(size)}: {case.message}"
 
 
 def summarise(charges_us: list[float]) -> dict:

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .replay import Replay
+
 if TYPE_CHECKING:
     from .bounds import KernelSource
 
@@ -40,6 +42,8 @@ class LaunchRecord:
         # Each kernel that Triton's front end refused, with its reason (autograder.triton_frontend).
         self.compile_errors: dict[KernelSource, str] = {}
         self._regions: list[_Region] = []
+        # The launches again, on other inputs, as the judge asks (autograder.replay).
+        self.replay = Replay()
 
     def not_compiled(self, kernel: KernelSource, reason: str | None) -> None:
         """Note the front end's verdict on one launch of ``kernel`` (None: it compiles)."""

@@ -28,6 +28,7 @@ class WorkerCalls:
         if request.get("gate") is not None:
             return self.timed_calls(request)
         tensors, args = self.inputs[request["id"]]
+        self.replayable = None
         guard = canary.Guard(self.language, self.device, request.get("out_numel", 0), request.get("out_dtype")) if request.get("canary") else None
         recording = self._recording()
         record = None
@@ -59,8 +60,31 @@ class WorkerCalls:
             from .launch_record import LaunchSummary
 
             facts["cpu_kernels"] = LaunchSummary(record).summary(out, self.setup.get("module"), tensors)
+            self.replayable = (request["id"], out, record)
         meta, payload = shared.describe_output(out)
         return {"output": meta, **facts}, payload
+
+    def replay(self, request: dict) -> tuple[dict, bytes]:
+        """The launches of the last correctness call again, on the inputs ``with`` in place of its
+        own, and what its output holds then (autograder.replay)."""
+        from . import interpreter, shared
+
+        kept, self.replayable = self.replayable, None
+        if kept is None or kept[0] != request["id"] or request["with"] not in self.inputs:
+            return {"replayed": False}, b""
+        _, out, record = kept
+        if record.replay.unfollowed:
+            return {"unfollowed": record.replay.unfollowed}, b""
+        try:
+            # Recorded as any call is: each launch is checked against its tensors' bounds again.
+            _, again = interpreter.run_recorded(record.replay.run, self.inputs[request["id"]][0], self.inputs[request["with"]][0])
+        except BaseException as exc:  # noqa: BLE001 -- the kernels' own failure, reported as the replay's
+            return {"error": learner_code.error(exc, self.setup.get("module"))}, b""
+        meta, payload = shared.describe_output(out)
+        if not again.written_by_kernels(out)[1]:
+            # Changed after the replayed kernels stored it: by a thread of the learner's code.
+            return {"changed": True}, b""
+        return {"output": meta}, payload
 
     def _entry(self, request: dict):
         # The helper's calls may name another of its entries (its null call between two timed calls

@@ -1,11 +1,11 @@
 # expect: REJECT
 # problem: act0.vector_add
-# devices: cuda
+# devices: cpu cuda
 # Turns PyTorch's record functions off around torch.add, so the CPU profiler lists no operator, then
 # copies the answer into the output with a kernel of its own that also loads both inputs.
-# On a CPU this passes: the interpreter's record and PyTorch's operator list are all a CPU grading
-# sees, and both are blind here (the grading page says so). On a GPU the profiler lists the kernel
-# torch.add launched, which is not this file's.
+# On a CPU the interpreter's record and PyTorch's operator list are both blind here; the copy kernel,
+# replayed on other values of x and y, stores the old answer again (autograder.replay). On a GPU the
+# profiler lists the kernel torch.add launched, which is not this file's.
 import torch
 import triton
 import triton.language as tl

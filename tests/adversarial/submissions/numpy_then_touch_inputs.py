@@ -1,11 +1,13 @@
 # expect: REJECT
 # problem: act0.vector_add
-# devices: cuda
+# devices: cpu cuda
+# says: did not compute the new answer
 # host_numpy_then_copy, with a copy kernel that also loads the inputs (and adds nothing of them), so
 # that "your kernels read every input" holds: NumPy did the arithmetic, the kernel only copied it.
-# On a CPU this passes: the interpreter sees a kernel that read both inputs and stored the output,
-# and NumPy is invisible to it (the grading page says so). On a GPU the copies to and from the host
-# are GPU time the copy kernel does not account for.
+# On a CPU the interpreter sees a kernel that read both inputs and stored the output, and NumPy is
+# invisible to the profiler; the launch replayed on other values of x and y stores the old answer
+# again (autograder.replay). On a GPU the copies to and from the host are GPU time the copy kernel
+# does not account for.
 import torch
 import triton
 import triton.language as tl

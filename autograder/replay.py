@@ -1,0 +1,116 @@
+"""On a CPU: do the learner's kernels compute the answer from the inputs, or only carry one that code
+outside them computed? NumPy, compiled code and plain Python are invisible to the profiler, and a
+kernel that loads every input and stores a host-made answer looks, launch by launch, like honest work.
+
+While a call runs, each launch of an interpreted kernel is kept with what code outside the kernels
+wrote into the launch's tensors since a kernel last held them (all their bytes at a tensor's first
+use: how it was allocated, zeroed or filled). The judge then hands over new values of the call's
+inputs (its floating-point tensors from another seed, everything else as before); the worker puts
+them into the inputs' memory, replays the launches in order with exactly those writes between them
+and nothing else of the learner's code, and answers with what the output holds. Kernels that
+compute from their inputs give the new answer; a host-made answer comes back as it was. The judge
+compares it with the reference on the new inputs, and puts the inputs' first values back.
+
+What a replay cannot change: values the host read out of the inputs into a launch's scalar arguments
+or its grid (they stay as they were), which is why only floating-point tensors change.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+
+def _view(start: int, end: int) -> np.ndarray:
+    return np.ctypeslib.as_array((ctypes.c_uint8 * (end - start)).from_address(start))
+
+
+class Replay:
+    """The launches of one call, in order, each with the bytes host code wrote into its tensors
+    before it (address, byte offsets, values)."""
+
+    def __init__(self) -> None:
+        self.launches: list[tuple[object, tuple, dict, list[tuple[int, np.ndarray, np.ndarray]]]] = []
+        # What the tensors held when a kernel last finished with them: [(start, bytes)], disjoint.
+        self._held: list[tuple[int, np.ndarray]] = []
+        # A kernel launched with an argument that is not a tensor of known extent (no replay then).
+        self.unfollowed: str | None = None
+
+    def before(self, executor, args: tuple, kwargs: dict, launch) -> None:
+        """Keep one launch (an autograder.bounds.Launch, its tensors' memory known) about to run."""
+        if not launch.checked:
+            # An argument of unknown extent: what the host wrote there cannot be known.
+            self.unfollowed = self.unfollowed or launch.kernel.name
+            return
+        writes = []
+        for start, end in zip(launch.starts.tolist(), launch.ends.tolist(), strict=True):
+            now = _view(start, end)
+            held, values = self._read(start, end)
+            changed = np.flatnonzero(~held | (values != now))
+            if changed.size:
+                writes.append((start, changed, now[changed].copy()))
+        self.launches.append((executor, args, kwargs, writes))
+
+    def after(self, launch) -> None:
+        """``launch`` has run: what its tensors hold now is the kernels' state."""
+        for start, end in zip(launch.starts.tolist(), launch.ends.tolist(), strict=True):
+            self._write(start, _view(start, end).copy())
+
+    def run(self, inputs: dict, new_inputs: dict) -> None:
+        """Put ``new_inputs`` (same names, shapes and dtypes) into ``inputs``' memory and replay every
+        launch with only the host's writes between them: those into the inputs' own bytes are left
+        out, the inputs holding their new values. ``inputs`` get their first values back afterwards,
+        whatever happens."""
+        import torch
+
+        tensors = {name: value for name, value in inputs.items() if isinstance(value, torch.Tensor)}
+        first = {name: value.clone() for name, value in tensors.items()}
+        spans = [(value.data_ptr(), value.data_ptr() + _span(value)) for value in tensors.values() if value.numel()]
+        try:
+            with torch.no_grad():
+                for name, value in tensors.items():
+                    value.copy_(new_inputs[name])
+                for executor, args, kwargs, writes in self.launches:
+                    for start, offsets, values in writes:
+                        addresses = start + offsets
+                        outside = np.ones(offsets.size, bool)
+                        for low, high in spans:
+                            outside &= (addresses < low) | (addresses >= high)
+                        _view(start, start + int(offsets[-1]) + 1)[offsets[outside]] = values[outside]
+                    executor(*args, **kwargs)
+        finally:
+            with torch.no_grad():
+                for name, value in tensors.items():
+                    value.copy_(first[name])
+
+    def _read(self, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
+        held, values = np.zeros(end - start, bool), np.zeros(end - start, np.uint8)
+        for low, data in self._held:
+            lo, hi = max(low, start), min(low + data.size, end)
+            if lo < hi:
+                held[lo - start : hi - start] = True
+                values[lo - start : hi - start] = data[lo - low : hi - low]
+        return held, values
+
+    def _write(self, start: int, data: np.ndarray) -> None:
+        end, kept = start + data.size, []
+        for low, old in self._held:
+            high = low + old.size
+            if high <= start or end <= low:
+                kept.append((low, old))
+                continue
+            if low < start:
+                kept.append((low, old[: start - low]))
+            if end < high:
+                kept.append((end, old[end - low :]))
+        kept.append((start, data))
+        self._held = kept
+
+
+def _span(tensor) -> int:
+    """The bytes from a tensor's first element to one past its last (strides may leave gaps)."""
+    if tensor.numel() == 0:
+        return 0
+    last = sum((size - 1) * stride for size, stride in zip(tensor.shape, tensor.stride(), strict=True))
+    return (last + 1) * tensor.element_size()
