@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from . import bounds, triton_frontend
+from . import bounds, replay, triton_frontend
 from .bounds import Access, Argument, KernelSource, Launch
 from .frontend_translation import visible
 from .launch_record import LaunchRecord
@@ -143,6 +143,7 @@ def _graded_call(self, *args_dev, **kwargs):
         unfit = recordings[-1]["front_end"].compile_error(function, args_dev, kwargs)
         for record in records:
             record.not_compiled(launch.kernel, unfit)
+        replay.probe_grid([record.replay for record in records], self, args_dev, kwargs, launch)
     try:
         returned = _original_call(self, *args_dev, **kwargs)
         for record in records:
@@ -160,8 +161,6 @@ def _graded_args(self, args_dev, kwargs):
     for state in _launch_states("_graded_call")[:1]:
         # The kernel dereferences the host copies' addresses (the same memory for CPU tensors).
         _bind(state["launch"], state["records"], self, args_hst, kwargs_hst)
-        for record in state["records"]:
-            record.replay.before(self, state["args_dev"], state["kwargs"], state["launch"])
     return args_hst, kwargs_hst
 
 

@@ -114,15 +114,17 @@ class KernelStages(TimedWindows):
         return case.to_dict(), answer
 
     def _other_values(self, size, inputs: dict) -> tuple[dict, torch.Tensor, checking.Tolerance]:
-        """The inputs of a CPU call's replay (autograder.replay): its floating-point tensors drawn from
-        another seed, everything else as it is, with their reference and tolerance."""
+        """The inputs of a CPU call's replay (autograder.replay): its floating-point tensors (and the
+        problem's ``replay_values``) drawn from another seed, everything else as it is, with their
+        reference and tolerance."""
         p = self.problem
         fresh = p.make_inputs(size, secrets.randbits(62), self.device)
 
         def new(name, value):
             other = fresh.get(name)
             same_layout = isinstance(other, torch.Tensor) and (other.dtype, other.shape, other.stride()) == (value.dtype, value.shape, value.stride())
-            return other if isinstance(value, torch.Tensor) and value.is_floating_point() and same_layout else value
+            drawn = isinstance(value, torch.Tensor) and (value.is_floating_point() or name in p.replay_values)
+            return other if drawn and same_layout else value
 
         values = {name: new(name, value) for name, value in inputs.items()}
         reference = p.reference(**values)

@@ -91,7 +91,9 @@ class Problem:
         by autograder.launch_count); max_reads -> when set, the most times one call may load any element
         of an input (counted by the Triton interpreter on a CPU: a one-pass exercise sets 1);
         solution_extra_ratio -> when set, the ratio to every extra library the reference solution must
-        also reach.
+        also reach; replay_values -> integer inputs that hold values, not structure (packed weights,
+        zero points), drawn afresh like the floating-point ones when a CPU call is replayed
+        (autograder.replay); indices and lengths keep theirs.
     error_model(**inputs) -> optional: an answer at the task's precision whose error, where larger
         than the library's, sets the tolerance instead (autograder.checking.derive_tolerance).
     """
@@ -127,6 +129,7 @@ class Problem:
     max_launches: int | None = None
     max_reads: int | None = None
     solution_extra_ratio: float | None = None
+    replay_values: tuple[str, ...] = ()
     error_model: Callable[..., Any] | None = None
 
     kind: ClassVar[str] = "kernel"

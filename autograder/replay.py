@@ -31,14 +31,15 @@ class Replay:
     before it (address, byte offsets, values)."""
 
     def __init__(self) -> None:
-        self.launches: list[tuple[object, tuple, dict, list[tuple[int, np.ndarray, np.ndarray]]]] = []
+        self.launches: list[tuple[object, tuple, dict, list[tuple[int, np.ndarray, np.ndarray]], tuple]] = []
         # What the tensors held when a kernel last finished with them: [(start, bytes)], disjoint.
         self._held: list[tuple[int, np.ndarray]] = []
         # A kernel launched with an argument that is not a tensor of known extent (no replay then).
         self.unfollowed: str | None = None
 
-    def before(self, executor, args: tuple, kwargs: dict, launch) -> None:
-        """Keep one launch (an autograder.bounds.Launch, its tensors' memory known) about to run."""
+    def before(self, executor, args: tuple, kwargs: dict, launch, grid: tuple) -> None:
+        """Keep one launch (an autograder.bounds.Launch, its tensors' memory known) about to run on
+        ``grid``."""
         if not launch.checked:
             # An argument of unknown extent: what the host wrote there cannot be known.
             self.unfollowed = self.unfollowed or launch.kernel.name
@@ -50,7 +51,7 @@ class Replay:
             changed = np.flatnonzero(~held | (values != now))
             if changed.size:
                 writes.append((start, changed, now[changed].copy()))
-        self.launches.append((executor, args, kwargs, writes))
+        self.launches.append((executor, args, kwargs, writes, grid))
 
     def after(self, launch) -> None:
         """``launch`` has run: what its tensors hold now is the kernels' state."""
@@ -71,13 +72,15 @@ class Replay:
             with torch.no_grad():
                 for name, value in tensors.items():
                     value.copy_(new_inputs[name])
-                for executor, args, kwargs, writes in self.launches:
+                for executor, args, kwargs, writes, grid in self.launches:
                     for start, offsets, values in writes:
                         addresses = start + offsets
                         outside = np.ones(offsets.size, bool)
                         for low, high in spans:
                             outside &= (addresses < low) | (addresses >= high)
                         _view(start, start + int(offsets[-1]) + 1)[offsets[outside]] = values[outside]
+                    # The grid as it was, and no pre-run hook: no host code of the learner's runs.
+                    executor.grid, executor.pre_run_hooks = grid, []
                     executor(*args, **kwargs)
         finally:
             with torch.no_grad():
@@ -106,6 +109,22 @@ class Replay:
                 kept.append((end, old[end - low :]))
         kept.append((start, data))
         self._held = kept
+
+
+def probe_grid(replays: list[Replay], executor, args: tuple, kwargs: dict, launch) -> None:
+    """Have each of ``replays`` keep the launch ``executor`` is about to make once the learner's host
+    code inside it has run (Triton's interpreter runs the pre-run hooks, then the grid if it is a
+    function, after the arguments are bound): what that code wrote is the host's, and the grid it
+    gave is the one replayed."""
+    learner_grid = executor.grid
+
+    def resolved(named: dict):
+        grid = learner_grid(named) if callable(learner_grid) else learner_grid
+        for replay in replays:
+            replay.before(executor, args, kwargs, launch, tuple(grid))
+        return grid
+
+    executor.grid = resolved
 
 
 def _span(tensor) -> int:
