@@ -8,7 +8,7 @@ import sys
 
 # The worker's own modules that it imports lazily after the learner's code is in: imported while
 # sealing, so that a module object planted in their place is a change the fingerprint sees.
-WORKER_MODULES = ("arrays", "bounds", "canary", "cuda_driver", "jsonable", "launch_record", "replay", "shared", "watch", "wire")
+WORKER_MODULES = ("arrays", "bounds", "canary", "cuda_driver", "jsonable", "launch_record", "kernel_python", "replay", "rewrites", "shared", "watch", "wire")
 # Modules whose bindings decide what the worker reports: the grader's own, and the libraries whose
 # code builds its facts (the profiler's events, the interpreter's launches) or its replies.
 FINGERPRINTED_PACKAGES = ("autograder",)
@@ -18,8 +18,14 @@ FINGERPRINTED = ("torch.profiler", "torch.profiler.profiler", "torch.autograd.pr
 # name is (autograder.own_compile), on a CPU it decides whether a kernel compiles for a GPU.
 TRITON_COMPILER = ("triton", "triton.compiler", "triton.compiler.compiler", "triton.compiler.code_generator", "triton.runtime.jit",
                    "triton.backends.compiler", "triton.backends.nvidia.compiler")
-# The language the interpreter runs on a CPU (its front end compiles it for a GPU).
-FINGERPRINTED_ON_CPU = ("triton.language", "triton.language.core", "triton.language.math", "triton.language.standard")
+# The language the interpreter runs on a CPU (its front end compiles it for a GPU); and on a CPU, where
+# the interpreter computes with NumPy, the bounds guard and the launch record read memory with it, and
+# an output's bytes are taken through torch.Tensor's methods: NumPy (every module of it) and the torch
+# namespace with the classes it defines (torch.Tensor among them, new methods counting). A patched
+# numpy.searchsorted ran the learner's code inside every load and store, and a patched
+# torch.Tensor.numpy sent bytes the output did not hold.
+FINGERPRINTED_ON_CPU = ("triton.language", "triton.language.core", "triton.language.math", "triton.language.standard", "torch")
+FINGERPRINTED_PACKAGES_ON_CPU = ("numpy",)
 DATA = (bool, int, float, complex, str, bytes, type(None), tuple, list, dict, set, frozenset)
 # A name Python itself adds to a class the first time an instance is copied or pickled.
 ADDED_BY_PYTHON = frozenset({"__slotnames__"})
@@ -48,11 +54,12 @@ def take_fingerprint(device: str) -> list[tuple[object, dict, bool]]:
             sys.modules[f"{__package__}.cuda_driver"]._driver()
         except Exception:  # noqa: BLE001 -- without the driver library nothing here loads it later either
             pass
-    packages = tuple(f"{package}." for package in FINGERPRINTED_PACKAGES)
+    roots = FINGERPRINTED_PACKAGES + (FINGERPRINTED_PACKAGES_ON_CPU if device == "cpu" else ())
+    packages = tuple(f"{package}." for package in roots)
     named = FINGERPRINTED + TRITON_COMPILER + (FINGERPRINTED_ON_CPU if device == "cpu" else ())
     prints = []
     for name, module in list(sys.modules.items()):
-        if module is None or not (name in named or name in FINGERPRINTED_PACKAGES or name.startswith(packages)):
+        if module is None or not (name in named or name in roots or name.startswith(packages)):
             continue
         namespace = getattr(module, "__dict__", None)
         if not isinstance(namespace, dict):

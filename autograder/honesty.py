@@ -16,6 +16,8 @@ from __future__ import annotations
 import ast
 import re
 
+from .rewrites import NOT_ITS_SOURCE
+
 # Names only a library's or a code generator's kernels carry (cuBLAS, cuDNN, CUTLASS, NVIDIA's JIT
 # GEMMs, cuBLAS's GEMV kernels, architecture-prefixed SASS kernels, torch.compile's Triton kernels,
 # CuPy's own ufuncs, reductions and routines, all named cupy_...): never the learner's, even when
@@ -194,6 +196,10 @@ def judge_cpu(operators: list[str], calls: list[dict], own: set[str], replays: l
             return {"ok": False, "message": "no Triton kernel of yours ran during the call; the work must run in your kernel"}
         unfit = sorted(call.get("compile_errors", {}).items())
         inlined = [(name, reason) for name, reason in unfit if reason.startswith("calls ") and FOREIGN_CALLEE in reason]
+        forged = [(name, reason) for name, reason in unfit if reason.startswith(NOT_ITS_SOURCE)]
+        if forged:
+            name, reason = forged[0]
+            return {"ok": False, "message": f"your kernel {name}: {reason}. Write the kernel in Triton; the grader checks the code that runs"}
         if inlined:
             name, reason = inlined[0]
             return {"ok": False, "message": f"your kernel {name} {reason}: Triton inlines that function's code into your kernel, which makes it library work. Write it in your code"}

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from . import bounds, replay, triton_frontend
+from . import bounds, replay, rewrites, triton_frontend
 from .bounds import Access, Argument, KernelSource, Launch
 from .frontend_translation import visible
 from .launch_record import LaunchRecord
@@ -106,7 +106,7 @@ def run_recorded(fn, *args, check=None) -> tuple[Any, LaunchRecord]:
     launch (a patch undone before the reply is seen too). Record and front end are held by this frame
     alone, found by the hooks up their stack (``_launch_states``): nothing the learner can name leads to them."""
     install_guard()
-    record, front_end = LaunchRecord(), triton_frontend.FrontEnd()  # noqa: F841 -- the hooks read both from this frame
+    record, front_end, verified = LaunchRecord(), triton_frontend.FrontEnd(), {}  # noqa: F841 -- the hooks read them from this frame
     return fn(*args), record
 
 
@@ -140,7 +140,7 @@ def _graded_call(self, *args_dev, **kwargs):
             recording["record"].launches.append(launch.kernel)
         sees = visible(function, set())  # noqa: F841 -- read by the hooks from this frame
         # A GPU runs only what Triton's compiler accepts; the interpreter runs any Python.
-        unfit = recordings[-1]["front_end"].compile_error(function, args_dev, kwargs)
+        unfit = rewrites.forged(_interpreter, self.fn, recordings[-1]["verified"]) or recordings[-1]["front_end"].compile_error(function, args_dev, kwargs)
         for record in records:
             record.not_compiled(launch.kernel, unfit)
         replay.probe_grid([record.replay for record in records], self, args_dev, kwargs, launch)

@@ -194,6 +194,10 @@ def install(files: tuple[str, ...], device: str) -> None:
     code_generator.CodeGenerator.visit_FunctionDef = visit_FunctionDef
     if device == "cuda":
         _mark_and_gate(files)
+    else:
+        from . import kernel_python
+
+        kernel_python.install()
 
 
 # What a kernel of the learner's may call, in the refusal's words (honesty.judge_cpu reads FOREIGN_CALLEE).

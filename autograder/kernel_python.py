@@ -1,0 +1,71 @@
+"""Python code in a kernel that looks at a tensor, refused by the CPU's front-end check.
+
+On a CPU, Triton's interpreter runs a kernel's body as Python on NumPy arrays, and the grader's front
+end (autograder.triton_frontend) compiles the same body for a GPU, where its Python runs once, while
+compiling, on IR values. Python that looks at a tensor rather than computing with Triton can take one
+branch under the interpreter and another in the compiler: a kernel guarded by
+``hasattr(x.handle, "data")`` added with NumPy when interpreted and stored x alone when compiled, and
+a plain Python helper handed the tensors did the same by the handle's type. Both passed both checks.
+Such code never computes on a GPU (a Python function cannot do Triton arithmetic outside a jitted
+function), so the front end refuses it: a tensor's internals (``handle``, names starting with ``_``)
+read in a kernel, and a Python function that is neither Triton's nor jitted called with a tensor.
+"""
+
+from __future__ import annotations
+
+# Triton's builtins that may take a tensor and mean the same to the interpreter and the compiler.
+SAME_EVERYWHERE = ("isinstance", "len", "range", "min", "max", "print", "list", "float", "int")
+
+
+class PythonOnATensor(RuntimeError):
+    """Python in a kernel that would read a tensor differently under the interpreter and on a GPU."""
+
+
+def _internal(attribute) -> bool:
+    return not isinstance(attribute, str) or attribute == "handle" or attribute.startswith("_")
+
+
+def _has_tensor(values) -> bool:
+    from triton.language import core
+
+    triton_tuple = getattr(core, "tuple", ())
+    for value in values:
+        if isinstance(value, core.tensor) or (isinstance(value, (tuple, list)) and _has_tensor(value)):
+            return True
+        if triton_tuple and isinstance(value, triton_tuple) and _has_tensor(value.values):
+            return True
+    return False
+
+
+def install() -> None:
+    """Refuse both in the code generator of the CPU's front end (safe to call again)."""
+    from triton.compiler import code_generator
+    from triton.language import core
+
+    generator = code_generator.CodeGenerator
+    if getattr(generator.call_Function, "_refuses_python_on_tensors", False):
+        return
+    original_attribute, original_call = generator.get_Attribute, generator.call_Function
+    triton_callables = tuple(getattr(code_generator, name) for name in ("JITFunction", "BoundJITMethod", "BoundConstexprFunction", "ConstexprFunction") if hasattr(code_generator, name))
+
+    def get_Attribute(self, lhs, attribute):
+        if isinstance(lhs, core.tensor) and _internal(attribute):
+            raise PythonOnATensor(f"reads .{attribute} of a tensor: a kernel computes with Triton's operations, not with a tensor's internals")
+        return original_attribute(self, lhs, attribute)
+
+    def call_Function(self, node, fn, args, kws):
+        name = getattr(fn, "__name__", type(fn).__name__)
+        triton_own = isinstance(fn, triton_callables) or core.is_builtin(fn) or isinstance(getattr(fn, "__self__", None), core.base_value)
+        if not triton_own and _has_tensor([*args, *kws.values()]):
+            if name in ("getattr", "hasattr") and fn in generator.builtin_namespace.values():
+                if len(args) > 1 and _internal(core._unwrap_if_constexpr(args[1])):
+                    raise PythonOnATensor(f"{name}() on a tensor's internals: a kernel computes with Triton's operations, not with a tensor's internals")
+            elif not (name in SAME_EVERYWHERE and fn in generator.builtin_namespace.values()):
+                raise PythonOnATensor(
+                    f"calls {name}, a Python function that is not Triton's nor jitted, with a tensor: on a GPU it runs once while "
+                    "compiling, on no values, and under the interpreter on the values; compute with tl functions or a @triton.jit function"
+                )
+        return original_call(self, node, fn, args, kws)
+
+    call_Function._refuses_python_on_tensors = True
+    generator.get_Attribute, generator.call_Function = get_Attribute, call_Function
