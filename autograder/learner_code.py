@@ -74,6 +74,23 @@ def hidden_files() -> list[str]:
     return [path for path in [*paths, *jupyter_secrets()] if os.path.exists(path)]
 
 
+# The folder every judge's folder is made in (autograder.sandbox.gradings_root).
+GRADINGS_FOLDER = "gpu-brrr-gradings"
+
+
+def other_gradings(paths) -> list[str]:
+    """The folder of every grading's files, where one of ``paths`` (the worker's own module and
+    folders) lies in it: hidden as a whole, the worker's own folders readable by rules of their own.
+    Another grading's submission and judge log were readable to a learner's code graded beside it."""
+    for path in paths:
+        parent = os.path.dirname(os.path.abspath(path))
+        while parent != os.path.dirname(parent):
+            if os.path.basename(parent) == GRADINGS_FOLDER:
+                return [parent]
+            parent = os.path.dirname(parent)
+    return []
+
+
 # In Jupyter's runtime folder: its servers' tokens (whoever holds one opens a terminal as the grader's
 # user) and its kernels' connection keys (whoever holds one runs code in that kernel). Act 5's ranks
 # keep the network, on which those servers and kernels listen.

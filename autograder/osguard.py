@@ -132,9 +132,10 @@ class _PathBeneath(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-def confine(writable: list[str], abstract_sockets: bool = False, hidden: list[str] = ()) -> str:
+def confine(writable: list[str], abstract_sockets: bool = False, hidden: list[str] = (), readable: list[str] = ()) -> str:
     """Landlock this process and its future children: files may be created or changed only beneath
-    ``writable``, and no file beneath ``hidden`` may be read (every other file can); processes
+    ``writable``, and no file beneath ``hidden`` may be read (every other file can, and those beneath
+    ``writable`` and ``readable`` even where they lie in a hidden folder); processes
     outside the sandbox cannot be traced (Landlock forbids it) nor, from ABI 6, signalled, nor
     reached through their abstract UNIX sockets unless ``abstract_sockets``. Returns what took
     effect, in words."""
@@ -152,7 +153,7 @@ def confine(writable: list[str], abstract_sockets: bool = False, hidden: list[st
         return f"no filesystem sandbox (landlock_create_ruleset: {os.strerror(ctypes.get_errno())})"
     try:
         rules = [(path, handled if os.path.isdir(path) else handled & (_FS_WRITE_FILE | _FS_TRUNCATE | _FS_READ_FILE)) for path in writable]
-        rules += [(path, _FS_READ_FILE) for path in (readable_around(hidden) if hidden else ())]
+        rules += [(path, _FS_READ_FILE) for path in ([*readable_around(hidden), *readable] if hidden else ())]
         for path, rights in rules:
             if not os.path.exists(path):
                 continue

@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import osguard, registry, template
+from . import learner_code, osguard, registry, template
 from .worker_log import read_log
 
 DEFAULT_TIMEOUT_S = 300.0
@@ -36,13 +36,21 @@ def _judge_env() -> dict:
     return env
 
 
+def gradings_root() -> str:
+    """The folder every judge's own folder is made in: a worker may read its own grading's files only
+    (learner_code.other_gradings), not another learner's submission or another judge's log."""
+    root = os.path.join(tempfile.gettempdir(), learner_code.GRADINGS_FOLDER)
+    os.makedirs(root, mode=0o700, exist_ok=True)
+    return root
+
+
 class _Judge:
     """A judge process in a folder of its own; started ahead (``--standby``), it has its workers,
     imports and CUDA contexts ready before the job comes."""
 
     def __init__(self, device: str, standby: bool, kind: str = "kernel", spares: int = 0) -> None:
         self.device = device
-        self.workdir = tempfile.mkdtemp(prefix="autograder-")
+        self.workdir = tempfile.mkdtemp(prefix="autograder-", dir=gradings_root())
         os.makedirs(os.path.join(self.workdir, "learner"))
         self.log_path = os.path.join(self.workdir, "judge.log")
         arguments = ["--standby", self.workdir, device] if standby else []

@@ -109,7 +109,10 @@ class WorkerSetup:
             # its own, and NCCL passes its buffers between them over abstract UNIX sockets: those
             # ranks keep abstract sockets (they already share the loopback network); signals out of
             # the sandbox stay refused.
-            confined = osguard.confine(self.setup["writable"], abstract_sockets=self.setup.get("kind") == "distributed", hidden=learner_code.hidden_files() + list(self.setup.get("hidden", [])))
+            own = [*self.setup["writable"], *([self.setup["module"]] if self.setup.get("module") else [])]
+            hidden = learner_code.hidden_files() + list(self.setup.get("hidden", [])) + learner_code.other_gradings(own)
+            readable = [os.path.dirname(self.setup["module"])] if self.setup.get("module") else []
+            confined = osguard.confine(self.setup["writable"], abstract_sockets=self.setup.get("kind") == "distributed", hidden=hidden, readable=readable)
             facts["sandbox"] = f"{confined}; {osguard.drop_capabilities()}"
             if self.setup.get("kind") == "memory":
                 from . import memory_step

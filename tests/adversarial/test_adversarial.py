@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -182,3 +183,27 @@ def test_gpu_is_free_after_an_endless_kernel():
     assert _grade(_case("infinite_kernel", "cuda"), "cuda")["status"] == "TIMEOUT"
     result = _grade(_case("honest_cupy", "cuda"), "cuda")
     assert result["status"] == "PASS", _explain(result)
+
+
+def test_another_gradings_files_are_unreadable():
+    """Every judge's folder is made in one root, hidden from the workers as a whole: a learner's code
+    read the submission of another grading running beside it (and other judges' logs)."""
+    from autograder import sandbox
+
+    other = tempfile.mkdtemp(prefix="autograder-", dir=sandbox.gradings_root())
+    try:
+        os.makedirs(os.path.join(other, "learner"))
+        planted = os.path.join(other, "learner", "submission.py")
+        with open(planted, "w") as submission:
+            submission.write("SECRET = 'another learner wrote this'\n")
+        spy = _case("honest_triton").source.replace(
+            "def vector_add(x, y):",
+            f"try:\n    print('SPY', open({planted!r}).read())\nexcept OSError as refused:\n    print('SPY refused', refused.errno)\n\n\ndef vector_add(x, y):",
+        )
+        result = grading.grade_source(registry.get("act0.vector_add"), spy, "vector_add", device="cpu")
+        assert result.get("sandbox", "").startswith("Landlock"), "this test needs a kernel with Landlock"
+        assert result["status"] == "PASS", _explain(result)
+        assert "another learner wrote this" not in (result.get("output") or "")
+        assert "SPY refused 13" in (result.get("output") or ""), result.get("output")
+    finally:
+        shutil.rmtree(other, ignore_errors=True)
