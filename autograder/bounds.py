@@ -64,6 +64,8 @@ class Launch:
     ends: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint64))
     bounds: list[int] = field(default_factory=list)  # start, end, start, end, ... for bisect
     memory: list[np.ndarray] = field(default_factory=list)
+    # In a replay: what the kernel's memory must hold, interval by interval (autograder.replay).
+    image: list[np.ndarray] | None = None
 
 
 @dataclass

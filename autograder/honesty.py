@@ -171,7 +171,7 @@ CPU_BOOKKEEPING_OPS = re.compile(
 
 CPU_LIMITS = (
     "On a CPU the grader sees the interpreted Triton kernels and the PyTorch operators, compiles each "
-    "kernel with Triton's front end as a GPU would, and replays each call's launches on other values of "
+    "kernel with Triton's front end as a GPU would, and runs each call's kernels again on other values of "
     "the floating-point inputs with nothing of your code between them but what it wrote into their tensors, "
     "so an answer made outside the kernels (NumPy, compiled code) comes back unchanged and is caught; "
     "what your code derives from integer inputs, and the time the kernels account for, are checked only on a GPU."

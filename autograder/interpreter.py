@@ -101,10 +101,11 @@ def install_guard() -> bool:
     return True
 
 
-def run_recorded(fn, *args, check=None) -> tuple[Any, LaunchRecord]:
+def run_recorded(fn, *args, check=None, replaying=None) -> tuple[Any, LaunchRecord]:
     """``fn(*args)`` and the record of every kernel it launched; ``check`` (the seal's) runs before each
     launch (a patch undone before the reply is seen too). Record and front end are held by this frame
-    alone, found by the hooks up their stack (``_launch_states``): nothing the learner can name leads to them."""
+    alone, found by the hooks up their stack (``_launch_states``): nothing the learner can name leads to them.
+    ``replaying``: the autograder.replay.Replay whose ``run`` this is (it checks each launch's memory)."""
     install_guard()
     record, front_end, verified = LaunchRecord(), triton_frontend.FrontEnd(), {}  # noqa: F841 -- the hooks read them from this frame
     return fn(*args), record
@@ -143,11 +144,13 @@ def _graded_call(self, *args_dev, **kwargs):
         unfit = rewrites.forged(_interpreter, self.fn, recordings[-1]["verified"]) or recordings[-1]["front_end"].compile_error(function, args_dev, kwargs)
         for record in records:
             record.not_compiled(launch.kernel, unfit)
-        replay.probe_grid([record.replay for record in records], self, args_dev, kwargs, launch)
+        replay.probe_grid([record.replay for record in records], self, args_dev, kwargs, launch, replaying := recordings[-1]["replaying"])
     try:
         returned = _original_call(self, *args_dev, **kwargs)
         for record in records:
             record.replay.after(launch)
+        if recordings and replaying is not None:
+            replaying.finish(launch)
         return returned
     except Exception as error:
         cause = bounds.out_of_bounds_cause(error)
@@ -278,6 +281,9 @@ def _note(state: dict | None, access: Access | None, loaded: bool, stored: bool)
         groups = [(int(k), access.addresses[access.interval == k]) for k in np.unique(access.interval)]
     for k, addresses in groups:
         byte_addresses = (addresses[:, None] + lanes).reshape(-1)
-        values = launch.memory[k][(byte_addresses - launch.starts[k]).astype(np.int64)] if stored else None
+        offsets = (byte_addresses - launch.starts[k]).astype(np.int64)
+        values = launch.memory[k][offsets] if stored else None
         for record in records:
             record.mark(byte_addresses, values, loaded)
+        if launch.image is not None:
+            state["replaying"].loaded(launch, k, offsets, values)

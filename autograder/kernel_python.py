@@ -55,6 +55,9 @@ def install() -> None:
 
     def call_Function(self, node, fn, args, kws):
         name = getattr(fn, "__name__", type(fn).__name__)
+        if core.is_builtin(fn) and not (getattr(fn, "__module__", None) or "").startswith("triton"):
+            # Triton hands its builtins the compiler's state; the interpreter calls them on the values.
+            raise PythonOnATensor(f"calls {name}, marked as one of Triton's builtins but defined outside Triton")
         triton_own = isinstance(fn, triton_callables) or core.is_builtin(fn) or isinstance(getattr(fn, "__self__", None), core.base_value)
         if not triton_own and _has_tensor([*args, *kws.values()]):
             if name in ("getattr", "hasattr") and fn in generator.builtin_namespace.values():

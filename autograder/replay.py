@@ -51,7 +51,7 @@ class Replay:
             changed = np.flatnonzero(~held | (values != now))
             if changed.size:
                 writes.append((start, changed, now[changed].copy()))
-        self.launches.append((executor, args, kwargs, writes, grid))
+        self.launches.append((executor, _plain(args), _plain(kwargs), writes, grid))
 
     def after(self, launch) -> None:
         """``launch`` has run: what its tensors hold now is the kernels' state."""
@@ -62,23 +62,32 @@ class Replay:
         """Put ``new_inputs`` (same names, shapes and dtypes) into ``inputs``' memory and replay every
         launch with only the host's writes between them: those into the inputs' own bytes are left
         out, the inputs holding their new values. ``inputs`` get their first values back afterwards,
-        whatever happens."""
+        whatever happens. Run under ``interpreter.run_recorded(..., replaying=self)``: each launch's
+        memory is checked against what this replay wrote and the kernels stored (``start``,
+        ``finish``); anything else changing it sets ``tampered``."""
         import torch
 
         tensors = {name: value for name, value in inputs.items() if isinstance(value, torch.Tensor)}
         first = {name: value.clone() for name, value in tensors.items()}
         spans = [(value.data_ptr(), value.data_ptr() + _span(value)) for value in tensors.values() if value.numel()]
+        self.known, self.tampered = Replay(), None
         try:
             with torch.no_grad():
                 for name, value in tensors.items():
                     value.copy_(new_inputs[name])
+                for low, high in spans:
+                    self.known._write(low, _view(low, high).copy())
                 for executor, args, kwargs, writes, grid in self.launches:
                     for start, offsets, values in writes:
                         addresses = start + offsets
                         outside = np.ones(offsets.size, bool)
                         for low, high in spans:
                             outside &= (addresses < low) | (addresses >= high)
-                        _view(start, start + int(offsets[-1]) + 1)[offsets[outside]] = values[outside]
+                        end = start + int(offsets[-1]) + 1
+                        _view(start, end)[offsets[outside]] = values[outside]
+                        held, now = self.known._read(start, end)
+                        now[offsets[outside]], held[offsets[outside]] = values[outside], True
+                        self.known._write(start, np.where(held, now, _view(start, end)))
                     # The grid as it was, and no pre-run hook: no host code of the learner's runs.
                     executor.grid, executor.pre_run_hooks = grid, []
                     executor(*args, **kwargs)
@@ -86,6 +95,32 @@ class Replay:
             with torch.no_grad():
                 for name, value in tensors.items():
                     value.copy_(first[name])
+
+    def start(self, launch) -> None:
+        """A replayed launch begins (its pre-run code done): its memory must be what this replay put
+        there; the kernel's view of it (``launch.image``) starts from that."""
+        launch.image = []
+        for start, end in zip(launch.starts.tolist(), launch.ends.tolist(), strict=True):
+            held, expected = self.known._read(start, end)
+            now = _view(start, end)
+            if not np.array_equal(now[held], expected[held]):
+                self.tampered = self.tampered or f"before {launch.kernel.name} ran"
+            launch.image.append(np.where(held, expected, now))
+
+    def finish(self, launch) -> None:
+        """A replayed launch ended: its memory must be what the kernel stored over what it began with."""
+        for (start, end), image in zip(zip(launch.starts.tolist(), launch.ends.tolist(), strict=True), launch.image or (), strict=False):
+            if not np.array_equal(_view(start, end), image):
+                self.tampered = self.tampered or f"while {launch.kernel.name} ran"
+            self.known._write(start, image.copy())
+
+    def loaded(self, launch, k: int, offsets: np.ndarray, stored: np.ndarray | None) -> None:
+        """A replayed kernel's access to interval ``k`` at byte ``offsets``: a load must find what the
+        kernel's view holds; a store (``stored``, the bytes now there) updates it."""
+        if stored is not None:
+            launch.image[k][offsets] = stored
+        elif not np.array_equal(launch.memory[k][offsets], launch.image[k][offsets]):
+            self.tampered = self.tampered or f"under a load of {launch.kernel.name}"
 
     def _read(self, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
         held, values = np.zeros(end - start, bool), np.zeros(end - start, np.uint8)
@@ -111,20 +146,42 @@ class Replay:
         self._held = kept
 
 
-def probe_grid(replays: list[Replay], executor, args: tuple, kwargs: dict, launch) -> None:
+def probe_grid(replays: list[Replay], executor, args: tuple, kwargs: dict, launch, replaying: Replay | None) -> None:
     """Have each of ``replays`` keep the launch ``executor`` is about to make once the learner's host
     code inside it has run (Triton's interpreter runs the pre-run hooks, then the grid if it is a
     function, after the arguments are bound): what that code wrote is the host's, and the grid it
-    gave is the one replayed."""
+    gave is the one replayed. In a replay (``replaying``), the launch's memory is checked there."""
     learner_grid = executor.grid
 
     def resolved(named: dict):
         grid = learner_grid(named) if callable(learner_grid) else learner_grid
         for replay in replays:
             replay.before(executor, args, kwargs, launch, tuple(grid))
+        if replaying is not None:
+            replaying.start(launch)
         return grid
 
     executor.grid = resolved
+
+
+def _plain(value):
+    """A launch's arguments as built-in values (an int subclass's methods would run in the replay) and
+    tensors as plain tensors."""
+    import torch
+
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if type(value) in (tuple, list):
+        return type(value)(_plain(item) for item in value)
+    if isinstance(value, (bool, type(None))):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, torch.Tensor) and type(value) is not torch.Tensor:
+        return value.as_subclass(torch.Tensor)
+    return value
 
 
 def _span(tensor) -> int:

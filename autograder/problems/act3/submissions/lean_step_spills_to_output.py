@@ -2,9 +2,10 @@
 # problem: act3.lean_step
 # devices: cpu cuda
 # entry: lean_training_step
-# says: File too large
+# says: your step raised
 # Cheat: the activations written to the worker's own output, a file opened before the sandbox, and
-# read back through /proc/self/fd/1 (opening for reading is not refused).
+# read back through /proc/self/fd/1. The output's size limit stops the writes ("File too large");
+# where Landlock hides the gradings' folders, reopening the output to read it is refused first.
 import os
 
 import torch
