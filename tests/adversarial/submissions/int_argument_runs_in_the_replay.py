@@ -4,9 +4,8 @@
 # says: did not compute the new answer
 # n_elements handed to the kernel as an int subclass whose comparison adds x and y with NumPy into a
 # scratch buffer: Triton's interpreter compares integer arguments with the int32 range inside every
-# launch, the replay's included. Replayed launches now get built-in copies of their arguments (the
-# sum stays the old one), and a
-# byte changed by other code is caught (autograder.replay).
+# launch, the replay's included. Replayed launches now get built-in copies of their arguments, so the
+# scratch keeps the old sum (autograder.replay).
 import numpy as np
 import torch
 import triton
