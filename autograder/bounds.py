@@ -66,6 +66,8 @@ class Launch:
     memory: list[np.ndarray] = field(default_factory=list)
     # In a replay: what the kernel's memory must hold, interval by interval (autograder.replay).
     image: list[np.ndarray] | None = None
+    # What the kernel can see (frontend_translation.visible): its globals, helpers, closure.
+    sees: object = None
 
 
 @dataclass

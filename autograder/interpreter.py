@@ -139,7 +139,7 @@ def _graded_call(self, *args_dev, **kwargs):
             if recording["check"] is not None:
                 recording["check"]()
             recording["record"].launches.append(launch.kernel)
-        sees = visible(function, set())  # noqa: F841 -- read by the hooks from this frame
+        sees = launch.sees = visible(function, set())  # noqa: F841 -- read by the hooks from this frame
         # A GPU runs only what Triton's compiler accepts; the interpreter runs any Python.
         unfit = rewrites.forged(_interpreter, self.fn, recordings[-1]["verified"]) or recordings[-1]["front_end"].compile_error(function, args_dev, kwargs)
         for record in records:

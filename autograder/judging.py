@@ -193,7 +193,7 @@ def _replayed(size, replayed: tuple | None) -> str | None:
     if "error" in answer:
         return f"your kernels raised {answer['error'].get('type')} when run again on other values of the inputs: {answer['error'].get('message', '')[:200]}"
     if answer.get("changed"):
-        return f"the kernels' memory was changed by code outside them {answer['changed']}, while nothing of your code was meant to run"
+        return f"while they ran again, when nothing of your code was meant to run, {answer['changed']}"
     if not isinstance(answer.get("output"), dict):
         return "the worker did not replay the call"
     case = checking.judge_values(size, shared.output_from_bytes(answer["output"], payload), reference, tol)

@@ -46,7 +46,9 @@ def install() -> None:
     if getattr(generator.call_Function, "_refuses_python_on_tensors", False):
         return
     original_attribute, original_call = generator.get_Attribute, generator.call_Function
-    triton_callables = tuple(getattr(code_generator, name) for name in ("JITFunction", "BoundJITMethod", "BoundConstexprFunction", "ConstexprFunction") if hasattr(code_generator, name))
+    jitted = tuple(getattr(code_generator, name) for name in ("JITFunction", "BoundJITMethod") if hasattr(code_generator, name))
+    # A constexpr function of the learner's is plain Python to both: the compiler hands it IR values.
+    constexpr_functions = tuple(getattr(code_generator, name) for name in ("BoundConstexprFunction", "ConstexprFunction") if hasattr(code_generator, name))
 
     def get_Attribute(self, lhs, attribute):
         if isinstance(lhs, core.tensor) and _internal(attribute):
@@ -58,7 +60,13 @@ def install() -> None:
         if core.is_builtin(fn) and not (getattr(fn, "__module__", None) or "").startswith("triton"):
             # Triton hands its builtins the compiler's state; the interpreter calls them on the values.
             raise PythonOnATensor(f"calls {name}, marked as one of Triton's builtins but defined outside Triton")
-        triton_own = isinstance(fn, triton_callables) or core.is_builtin(fn) or isinstance(getattr(fn, "__self__", None), core.base_value)
+        defined_in = getattr(fn, "__module__", None) or getattr(getattr(fn, "fn", None), "__module__", None) or ""
+        triton_own = (
+            isinstance(fn, jitted)
+            or (isinstance(fn, constexpr_functions) and defined_in.startswith("triton"))
+            or core.is_builtin(fn)
+            or isinstance(getattr(fn, "__self__", None), core.base_value)
+        )
         if not triton_own and _has_tensor([*args, *kws.values()]):
             if name in ("getattr", "hasattr") and fn in generator.builtin_namespace.values():
                 if len(args) > 1 and _internal(core._unwrap_if_constexpr(args[1])):

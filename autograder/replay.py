@@ -31,7 +31,7 @@ class Replay:
     before it (address, byte offsets, values)."""
 
     def __init__(self) -> None:
-        self.launches: list[tuple[object, tuple, dict, list[tuple[int, np.ndarray, np.ndarray]], tuple]] = []
+        self.launches: list[tuple[object, tuple, dict, list[tuple[int, np.ndarray, np.ndarray]], tuple, object]] = []
         # What the tensors held when a kernel last finished with them: [(start, bytes)], disjoint.
         self._held: list[tuple[int, np.ndarray]] = []
         # A kernel launched with an argument that is not a tensor of known extent (no replay then).
@@ -51,7 +51,7 @@ class Replay:
             changed = np.flatnonzero(~held | (values != now))
             if changed.size:
                 writes.append((start, changed, now[changed].copy()))
-        self.launches.append((executor, _plain(args), _plain(kwargs), writes, grid))
+        self.launches.append((executor, _plain(args), _plain(kwargs), writes, grid, launch.sees))
 
     def after(self, launch) -> None:
         """``launch`` has run: what its tensors hold now is the kernels' state."""
@@ -77,7 +77,8 @@ class Replay:
                     value.copy_(new_inputs[name])
                 for low, high in spans:
                     self.known._write(low, _view(low, high).copy())
-                for executor, args, kwargs, writes, grid in self.launches:
+                for executor, args, kwargs, writes, grid, sees in self.launches:
+                    self.sees = sees
                     for start, offsets, values in writes:
                         addresses = start + offsets
                         outside = np.ones(offsets.size, bool)
@@ -100,18 +101,21 @@ class Replay:
         """A replayed launch begins (its pre-run code done): its memory must be what this replay put
         there; the kernel's view of it (``launch.image``) starts from that."""
         launch.image = []
+        if launch.sees != self.sees:
+            # Globals or helpers rebound since the call: the replay would run other code than it did.
+            self.tampered = self.tampered or f"what {launch.kernel.name} can see (its globals, helpers) had changed since your call"
         for start, end in zip(launch.starts.tolist(), launch.ends.tolist(), strict=True):
             held, expected = self.known._read(start, end)
             now = _view(start, end)
             if not np.array_equal(now[held], expected[held]):
-                self.tampered = self.tampered or f"before {launch.kernel.name} ran"
+                self.tampered = self.tampered or f"code outside the kernels changed their memory before {launch.kernel.name} ran"
             launch.image.append(np.where(held, expected, now))
 
     def finish(self, launch) -> None:
         """A replayed launch ended: its memory must be what the kernel stored over what it began with."""
         for (start, end), image in zip(zip(launch.starts.tolist(), launch.ends.tolist(), strict=True), launch.image or (), strict=False):
             if not np.array_equal(_view(start, end), image):
-                self.tampered = self.tampered or f"while {launch.kernel.name} ran"
+                self.tampered = self.tampered or f"code outside the kernels changed their memory while {launch.kernel.name} ran"
             self.known._write(start, image.copy())
 
     def loaded(self, launch, k: int, offsets: np.ndarray, stored: np.ndarray | None) -> None:
@@ -120,7 +124,7 @@ class Replay:
         if stored is not None:
             launch.image[k][offsets] = stored
         elif not np.array_equal(launch.memory[k][offsets], launch.image[k][offsets]):
-            self.tampered = self.tampered or f"under a load of {launch.kernel.name}"
+            self.tampered = self.tampered or f"code outside the kernels changed what {launch.kernel.name} loaded"
 
     def _read(self, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
         held, values = np.zeros(end - start, bool), np.zeros(end - start, np.uint8)

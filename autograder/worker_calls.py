@@ -80,13 +80,17 @@ class WorkerCalls:
             _, again = interpreter.run_recorded(record.replay.run, self.inputs[request["id"]][0], self.inputs[request["with"]][0], replaying=record.replay)
         except BaseException as exc:  # noqa: BLE001 -- the kernels' own failure, reported as the replay's
             return {"error": learner_code.error(exc, self.setup.get("module"))}, b""
+        if again.compile_errors:
+            # The replayed kernels are not what the call's were: refused by the front end or rewritten.
+            kernel, reason = next(iter(again.compile_errors.items()))
+            return {"changed": f"{kernel.name} was not what your call ran: {reason}"}, b""
         if record.replay.tampered:
             # Memory of the kernels changed by other code while they were replayed: a thread, a hook.
             return {"changed": record.replay.tampered}, b""
         meta, payload = shared.describe_output(out)
         if not again.written_by_kernels(out)[1]:
             # Changed after the replayed kernels stored it: by a thread of the learner's code.
-            return {"changed": "after the kernels stored it"}, b""
+            return {"changed": "the output changed after the kernels stored it"}, b""
         return {"output": meta}, payload
 
     def _entry(self, request: dict):

@@ -1,7 +1,7 @@
 # expect: REJECT
 # problem: act0.vector_add
 # devices: cpu
-# says: changed by code outside them
+# says: code outside the kernels changed
 # Learner code that runs inside the replay itself: a global constexpr whose value is an int subclass
 # with a __repr__ that adds x and y with NumPy into a scratch buffer. The grader's own checks call
 # repr on the constexprs a kernel names before every launch and at every load and store, the
