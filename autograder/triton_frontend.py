@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from . import own_compile
+from . import kernel_python, own_compile
 from .frontend_translation import Translation, interpreted_kernel, visible
 
 # Hopper, whatever the machine: a GPU on which every exercise's kernel compiles (FP8 needs sm_89).
@@ -55,6 +55,9 @@ class FrontEnd:
         function (the one ``@triton.jit`` decorated)."""
         from triton.runtime.jit import JITFunction, create_function_from_signature
 
+        odd = kernel_python.unplain_argument(args, kwargs)
+        if odd is not None:
+            return odd
         target, gpu = self.backend()
         visible_now = visible(function, set())
         try:

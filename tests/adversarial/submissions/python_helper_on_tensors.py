@@ -1,7 +1,7 @@
 # expect: REJECT
 # problem: act0.vector_add
 # devices: cpu
-# says: a Python function that is not
+# says: a Python function of
 # The same split without an `if` in the kernel: a plain Python function, reached through a module
 # object, is handed the loaded blocks. Triton's code generator runs such a function once while compiling,
 # on IR values (it returns x, by the handle's type); the interpreter runs it on the values (it adds
