@@ -17,6 +17,7 @@ attribute whose value is not plain data (a constexpr around an object of the lea
 
 from __future__ import annotations
 
+import os
 import types
 
 PLAIN = "a kernel may read plain data (numbers, strings, tuples, dtypes), Triton's functions and modules, and your @triton.jit functions"
@@ -28,24 +29,95 @@ class PythonOnATensor(RuntimeError):
     """Python in a kernel that would read a tensor differently under the interpreter and on a GPU."""
 
 
+# Triton's installed folder, as imported and as resolved: set by ``install`` before the learner's code
+# loads (a module constant, in the seal's fingerprint from then on).
+TRITON_ROOTS: tuple[str, ...] = ()
+
+
+def _triton_code(function) -> bool:
+    """Whether a function's code lies in Triton's installed files (its name and module the learner can
+    set; its code object's file it cannot forge: the seal refuses code compiled under an installed
+    file's name)."""
+    code = getattr(function, "__code__", None)
+    if code is None or "/../" in code.co_filename or "/./" in code.co_filename:
+        return False
+    return code.co_filename.startswith(TRITON_ROOTS or _roots())
+
+
+def _roots() -> tuple[str, ...]:
+    import triton
+
+    folder = os.path.dirname(triton.__file__)
+    return tuple({folder + os.sep, os.path.realpath(folder) + os.sep})
+
+
+def _standard_code(function) -> bool:
+    """Whether a function's code is the standard library's (typing.Generic's, say), not an installed package's."""
+    folder = os.path.dirname(os.__file__) + os.sep
+    name = function.__code__.co_filename
+    return name.startswith(folder) and "site-packages" not in name and "/../" not in name
+
+
+def triton_class(cls) -> bool:
+    """A class of Triton's: every method along its classes is Triton's code (or the standard library's,
+    for the bases Triton builds on), and every other callable it holds is one of Python's own."""
+    for owner in getattr(cls, "__mro__", ()):
+        if owner is object:
+            continue
+        for member in vars(owner).values():
+            function = getattr(member, "__func__", member)
+            for part in (function, getattr(member, "fget", None), getattr(member, "fset", None)):
+                if isinstance(part, types.FunctionType) and not (_triton_code(part) or _standard_code(part)):
+                    return False
+            if callable(function) and not isinstance(function, (types.FunctionType, type)) and type(function).__module__ != "builtins":
+                if not (type(function).__module__ or "").startswith("triton"):
+                    return False
+    return True
+
+
+def triton_callable(fn) -> bool:
+    """Triton's own function or method: its code is Triton's, or it is bound to an object of a class
+    of Triton's with a method of Triton's code."""
+    if isinstance(fn, types.FunctionType):
+        return _triton_code(fn)
+    if isinstance(fn, types.MethodType):
+        return triton_callable(fn.__func__) and (isinstance(fn.__self__, type) or triton_class(type(fn.__self__)))
+    if isinstance(fn, types.BuiltinFunctionType):
+        return False
+    # An object of Triton's class may wrap a function of the learner's (a constexpr function does).
+    wrapped = [getattr(fn, name, None) for name in ("fn", "func", "__wrapped__")]
+    if any(isinstance(inner, types.FunctionType) and not _triton_code(inner) for inner in wrapped):
+        return False
+    return triton_class(type(fn))
+
+
 def plain(value) -> bool:
     """Data a kernel may read from Python: built-in numbers, strings, None, tuples and lists of them,
-    Triton's own objects (dtypes, constexprs of plain data, jitted functions), and modules, functions
-    and classes (whose calls are checked where they are made)."""
-    import types
+    NumPy's scalars, objects of Triton's classes (dtypes, constexprs of plain data, jitted functions),
+    and modules, functions and classes (whose calls and attributes are checked where they are used)."""
+    import numpy as np
 
-    from triton.language import core
-
-    if isinstance(value, core.constexpr):
-        value = value.value
-    if type(value) in (bool, int, float, str, type(None)):
+    if type(value) in (bool, int, float, str, type(None)) or type(value) in set(np.sctypeDict.values()):
         return True
     if type(value) in (tuple, list):
         return all(plain(item) for item in value)
-    if isinstance(value, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)):
+    if isinstance(value, (types.ModuleType, types.FunctionType)) or _python_builtin(value):
         return True
-    # Triton's own objects, and NumPy's scalars (data with NumPy's methods).
-    return (type(value).__module__ or "").startswith("triton") or type(value).__module__ == "numpy"
+    if isinstance(value, type):
+        # Indexed or called, a class runs its own methods (__class_getitem__): Triton's or Python's only.
+        return triton_class(value)
+    if not triton_class(type(value)):
+        return False
+    from triton.language import core
+
+    # A constexpr carries any object as its value or type: both must be plain too.
+    return not isinstance(value, core.constexpr) or (plain(value.value) and plain(getattr(value, "type", None)))
+
+
+def _python_builtin(value) -> bool:
+    import builtins
+
+    return isinstance(value, types.BuiltinFunctionType) and getattr(builtins, getattr(value, "__name__", ""), None) is value
 
 
 def unplain_argument(args, kwargs: dict) -> str | None:
@@ -79,10 +151,13 @@ def install() -> None:
     from triton.compiler import code_generator
     from triton.language import core
 
+    global TRITON_ROOTS
+    TRITON_ROOTS = _roots()
     generator = code_generator.CodeGenerator
     if getattr(generator.call_Function, "_refuses_python_on_tensors", False):
         return
     original_attribute, original_call, original_name = generator.get_Attribute, generator.call_Function, generator.visit_Name
+    original_subscript = generator.visit_Subscript_Load
     jitted = tuple(getattr(code_generator, name) for name in ("JITFunction", "BoundJITMethod") if hasattr(code_generator, name))
     # A constexpr function of the learner's is plain Python to both: the compiler hands it IR values.
     constexpr_functions = tuple(getattr(code_generator, name) for name in ("BoundConstexprFunction", "ConstexprFunction") if hasattr(code_generator, name))
@@ -91,9 +166,28 @@ def install() -> None:
         if isinstance(lhs, core.tensor) and _internal(attribute):
             raise PythonOnATensor(f"reads .{attribute} of a tensor: a kernel computes with Triton's operations, not with a tensor's internals")
         value = original_attribute(self, lhs, attribute)
-        if isinstance(lhs, types.ModuleType) and not lhs.__name__.startswith("triton") and not plain(value):
-            raise PythonOnATensor(f"reads {lhs.__name__}.{attribute}, a {type(value).__name__} object: {PLAIN}")
+        if not isinstance(lhs, core.tensor) and not (plain(value) or triton_callable(value)):
+            raise PythonOnATensor(f"reads .{attribute} of {getattr(lhs, '__name__', type(lhs).__name__)}, a {type(value).__name__} object: {PLAIN}")
         return value
+
+    def visit_Subscript_Load(self, node):
+        # What is indexed must be a tensor or plain data: an object's __getitem__ runs Python.
+        saved, value_node, visit = self.__dict__.get("visit"), node.value, self.visit
+
+        def checked_visit(child):
+            result = visit(child)
+            if child is value_node and not (isinstance(result, core.tensor) or plain(result)):
+                raise PythonOnATensor(f"indexes a {type(result).__name__} object: {PLAIN}")
+            return result
+
+        self.visit = checked_visit
+        try:
+            return original_subscript(self, node)
+        finally:
+            if saved is None:
+                self.__dict__.pop("visit", None)
+            else:
+                self.visit = saved
 
     def visit_Name(self, node):
         value = original_name(self, node)
@@ -103,18 +197,17 @@ def install() -> None:
 
     def call_Function(self, node, fn, args, kws):
         name = getattr(fn, "__name__", type(fn).__name__)
-        if core.is_builtin(fn) and not (getattr(fn, "__module__", None) or "").startswith("triton"):
+        if core.is_builtin(fn) and not triton_callable(fn):
             # Triton hands its builtins the compiler's state; the interpreter calls them on the values.
             raise PythonOnATensor(f"calls {name}, marked as one of Triton's builtins but defined outside Triton")
         defined_in = getattr(fn, "__module__", None) or getattr(getattr(fn, "fn", None), "__module__", None) or ""
         triton_own = (
-            isinstance(fn, jitted)
-            or (isinstance(fn, constexpr_functions) and defined_in.startswith("triton"))
-            or core.is_builtin(fn)
-            or isinstance(getattr(fn, "__self__", None), core.base_value)
+            type(fn) in jitted
+            or (type(fn) in constexpr_functions and triton_callable(getattr(fn, "fn", None)))
+            or triton_callable(fn)
         )
-        builtin = name in SAME_EVERYWHERE + ("getattr", "hasattr") and fn in generator.builtin_namespace.values()
-        if not triton_own and not builtin and not defined_in.startswith(("triton", "math", "builtins")):
+        builtin = fn in generator.builtin_namespace.values() or _python_builtin(fn) or (isinstance(fn, type) and triton_class(fn))
+        if not triton_own and not builtin:
             raise PythonOnATensor(
                 f"calls {name}, a Python function of {defined_in or 'your code'}: a kernel may call Triton's functions, your @triton.jit "
                 "functions and Python's builtins; on a GPU other Python runs once while compiling, under the interpreter on every block"
@@ -132,3 +225,4 @@ def install() -> None:
 
     call_Function._refuses_python_on_tensors = True
     generator.get_Attribute, generator.call_Function, generator.visit_Name = get_Attribute, call_Function, visit_Name
+    generator.visit_Subscript_Load = visit_Subscript_Load

@@ -17,9 +17,9 @@ import pytest
 from autograder import honesty
 
 ROOT = Path(__file__).resolve().parent.parent
-# A tensor's handle read in a kernel: the front end refuses it before Triton's own error (the IR value
-# has no NumPy array), autograder.kernel_python.
-NOT_TRITON = "reads .handle of a tensor"
+# NumPy or a tensor's handle in a kernel: the front end refuses it before Triton's own error (the IR
+# value has no NumPy array), autograder.kernel_python.
+NOT_TRITON = "PythonOnATensor("
 
 
 @pytest.fixture(scope="module")

@@ -1,13 +1,14 @@
 # expect: REJECT
 # problem: act0.vector_add
 # devices: cpu
-# says: code outside the kernels changed
+# says: reads the global ZERO
 # Learner code that runs inside the replay itself: a global constexpr whose value is an int subclass
 # with a __repr__ that adds x and y with NumPy into a scratch buffer. The grader's own checks call
 # repr on the constexprs a kernel names before every launch and at every load and store, the
-# replay's included, so the scratch held the new sum when the copy kernel loaded it. The replay now
-# checks every byte a replayed kernel loads against what the replay wrote and the kernels stored
-# (autograder.replay): a byte changed by anything else is caught.
+# replay's included, so the scratch held the new sum when the copy kernel loaded it. A kernel now reads
+# plain data only (a constexpr around an int subclass is not: autograder.kernel_python), and the replay
+# checks every byte a replayed kernel loads against what it wrote and the kernels stored
+# (autograder.replay).
 import numpy as np
 import torch
 import triton
