@@ -29,9 +29,11 @@ class PythonOnATensor(RuntimeError):
     """Python in a kernel that would read a tensor differently under the interpreter and on a GPU."""
 
 
-# Triton's installed folder, as imported and as resolved: set by ``install`` before the learner's code
-# loads (a module constant, in the seal's fingerprint from then on).
+# Triton's installed folder, as imported and as resolved, and the methods Python generated for Triton's
+# classes (a dataclass's __init__, compiled from a string): set by ``install`` before the learner's code
+# loads (module constants, in the seal's fingerprint from then on).
 TRITON_ROOTS: tuple[str, ...] = ()
+TRITON_GENERATED: frozenset = frozenset()
 
 
 def _triton_code(function) -> bool:
@@ -67,7 +69,7 @@ def triton_class(cls) -> bool:
         for member in vars(owner).values():
             function = getattr(member, "__func__", member)
             for part in (function, getattr(member, "fget", None), getattr(member, "fset", None)):
-                if isinstance(part, types.FunctionType) and not (_triton_code(part) or _standard_code(part)):
+                if isinstance(part, types.FunctionType) and not (_triton_code(part) or _standard_code(part) or part in TRITON_GENERATED):
                     return False
             if callable(function) and not isinstance(function, (types.FunctionType, type)) and type(function).__module__ != "builtins":
                 if not (type(function).__module__ or "").startswith("triton"):
@@ -146,13 +148,36 @@ def _has_tensor(values) -> bool:
     return False
 
 
+def _generated_methods() -> frozenset:
+    """The methods of Triton's classes whose code Python generated (dataclasses' and named tuples'),
+    with triton.tools.tensor_descriptor loaded first (kernels take its descriptors)."""
+    import importlib
+    import sys
+
+    try:
+        importlib.import_module("triton.tools.tensor_descriptor")
+    except ImportError:
+        pass
+    generated = set()
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == "triton" or name.startswith("triton.")):
+            continue
+        for cls in [value for value in list(vars(module).values()) if isinstance(value, type) and (value.__module__ or "").startswith("triton")]:
+            for member in vars(cls).values():
+                function = getattr(member, "__func__", member)
+                if isinstance(function, types.FunctionType) and not _triton_code(function):
+                    generated.add(function)
+    return frozenset(generated)
+
+
 def install() -> None:
     """Refuse both in the code generator of the CPU's front end (safe to call again)."""
     from triton.compiler import code_generator
     from triton.language import core
 
-    global TRITON_ROOTS
+    global TRITON_ROOTS, TRITON_GENERATED
     TRITON_ROOTS = _roots()
+    TRITON_GENERATED = _generated_methods()
     generator = code_generator.CodeGenerator
     if getattr(generator.call_Function, "_refuses_python_on_tensors", False):
         return
