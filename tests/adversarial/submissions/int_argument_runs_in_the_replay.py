@@ -1,11 +1,11 @@
 # expect: REJECT
 # problem: act0.vector_add
 # devices: cpu
-# says: did not compute the new answer
+# says: is a _Count object
 # n_elements handed to the kernel as an int subclass whose comparison adds x and y with NumPy into a
 # scratch buffer: Triton's interpreter compares integer arguments with the int32 range inside every
-# launch, the replay's included. Replayed launches now get built-in copies of their arguments, so the
-# scratch keeps the old sum (autograder.replay).
+# launch, the replay's included. A launch's arguments must now be tensors or plain values
+# (autograder.kernel_python), and a replay gets built-in copies of them (autograder.replay).
 import numpy as np
 import torch
 import triton
