@@ -36,7 +36,7 @@ TRITON_ROOTS: tuple[str, ...] = ()
 TRITON_GENERATED: frozenset = frozenset()
 
 
-def _triton_code(function) -> bool:
+def triton_code(function) -> bool:
     """Whether a function's code lies in Triton's installed files (its name and module the learner can
     set; its code object's file it cannot forge: the seal refuses code compiled under an installed
     file's name)."""
@@ -69,7 +69,7 @@ def triton_class(cls) -> bool:
         for member in vars(owner).values():
             function = getattr(member, "__func__", member)
             for part in (function, getattr(member, "fget", None), getattr(member, "fset", None)):
-                if isinstance(part, types.FunctionType) and not (_triton_code(part) or _standard_code(part) or part in TRITON_GENERATED):
+                if isinstance(part, types.FunctionType) and not (triton_code(part) or _standard_code(part) or part in TRITON_GENERATED):
                     return False
             if callable(function) and not isinstance(function, (types.FunctionType, type)) and type(function).__module__ != "builtins":
                 if not (type(function).__module__ or "").startswith("triton"):
@@ -81,14 +81,14 @@ def triton_callable(fn) -> bool:
     """Triton's own function or method: its code is Triton's, or it is bound to an object of a class
     of Triton's with a method of Triton's code."""
     if isinstance(fn, types.FunctionType):
-        return _triton_code(fn)
+        return triton_code(fn)
     if isinstance(fn, types.MethodType):
         return triton_callable(fn.__func__) and (isinstance(fn.__self__, type) or triton_class(type(fn.__self__)))
     if isinstance(fn, types.BuiltinFunctionType):
         return False
     # An object of Triton's class may wrap a function of the learner's (a constexpr function does).
     wrapped = [getattr(fn, name, None) for name in ("fn", "func", "__wrapped__")]
-    if any(isinstance(inner, types.FunctionType) and not _triton_code(inner) for inner in wrapped):
+    if any(isinstance(inner, types.FunctionType) and not triton_code(inner) for inner in wrapped):
         return False
     return triton_class(type(fn))
 
@@ -165,13 +165,13 @@ def _generated_methods() -> frozenset:
         for cls in [value for value in list(vars(module).values()) if isinstance(value, type) and (value.__module__ or "").startswith("triton")]:
             for member in vars(cls).values():
                 function = getattr(member, "__func__", member)
-                if isinstance(function, types.FunctionType) and not _triton_code(function):
+                if isinstance(function, types.FunctionType) and not triton_code(function):
                     generated.add(function)
     return frozenset(generated)
 
 
 def install() -> None:
-    """Refuse both in the code generator of the CPU's front end (safe to call again)."""
+    """Refuse what the module says in the code generator of the CPU's front end (safe to call again)."""
     from triton.compiler import code_generator
     from triton.language import core
 

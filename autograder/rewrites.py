@@ -11,7 +11,8 @@ and call), and a launch whose function is no copy of a jitted function is refuse
 from __future__ import annotations
 
 import inspect
-import os
+
+from . import kernel_python
 
 # The words of the refusal, which honesty.judge_cpu puts in its own sentence.
 NOT_ITS_SOURCE = "the interpreter was made to run code that is not your kernel's source"
@@ -24,11 +25,10 @@ def forged(interpreter, running, verified: dict) -> str | None:
     entries = list(copies.items())
     if not any(copy is running for _, copy in entries):
         return f"{NOT_ITS_SOURCE} ({getattr(running, '__qualname__', '?')} is no rewrite of a jitted function)"
-    triton_root = os.path.dirname(os.path.dirname(os.path.realpath(interpreter.__file__)))
     for source, copy in entries:
         if verified.get(id(source)) is copy:
             continue
-        if _two_definitions(source, triton_root):
+        if _two_definitions(source):
             # The rewriter starts at the last line beginning with "def ", the compiler at the first.
             return f"{NOT_ITS_SOURCE} (its source has two lines starting with def: the interpreter runs from the last, a GPU compiles from the first)"
         fresh = interpreter.FunctionRewriter(source).rewrite_ast()
@@ -40,11 +40,11 @@ def forged(interpreter, running, verified: dict) -> str | None:
     return None
 
 
-def _two_definitions(source, triton_root: str) -> bool:
+def _two_definitions(source) -> bool:
     """Whether a function of the learner's (not Triton's own) has more than one line of its source
     starting with "def " (a docstring can hold one)."""
     code = getattr(source, "__code__", None)
-    if code is None or os.path.realpath(code.co_filename).startswith(triton_root + os.sep):
+    if code is None or kernel_python.triton_code(source):
         return False
     try:
         lines, _ = inspect.getsourcelines(source)
