@@ -181,12 +181,13 @@ class TimedWindows:
         if phase:
             g.watch(session, f"warm-up {phase}", "start")
         warming = time.monotonic()
-        for index in range(FIT_WARMUP_WINDOWS if fit_only else WARMUP_WINDOWS):
+        for _ in range(FIT_WARMUP_WINDOWS if fit_only else WARMUP_WINDOWS):
             warm, _ = one_window(held=False)
             if checked and not checked["case"]["passed"]:
                 break
-            # The first window compiles; a second one that is still slow is warm enough.
-            if index >= 1 and time.monotonic() - warming > SLOW_WARMUP_SECONDS:
+            # Compiling and autotuning end inside the first window: once the warm-up has lasted
+            # SLOW_WARMUP_SECONDS the code is warm, and a call that slow is far from any points.
+            if time.monotonic() - warming > SLOW_WARMUP_SECONDS:
                 break
         while adapts and not warm.queued and active[0] > 1:
             active[0] //= 2
