@@ -63,6 +63,10 @@ def measure(grading, stages) -> None:
         library = library_raws[label]
         yours_us, library_us = switch_costs(calibrations, [r.window_us for r in learner_nulls[label]], [r.window_us for r in library_nulls[label]])
         switches[label] = {"yours": yours_us, "library": library_us}
+        stalled_us = _median([r.window_us for r in library_nulls[label]] or [0.0])
+        if stalled_us > library_us:
+            stalled = f"the null calls between the library's windows at {label} took {stalled_us:.0f} us, more than the calibrations allow ({library_us:.0f} us subtracted)"
+            g.result.calibration_note = "; ".join(n for n in (g.result.calibration_note, stalled) if n)
         pre_us, copy_us = _median([r.pre_us for r in library]), _median([r.copy_us for r in library])
         ref = crosstime.Reference(switch_us=yours_us, pre_us=pre_us, copy_us=copy_us)
         library_ref = crosstime.Reference(switch_us=library_us, pre_us=pre_us, copy_us=copy_us)
@@ -165,8 +169,18 @@ def switch_costs(calibrations: list[float], yours_nulls_us: list[float], library
     value is capped by the nearest measurement made without its code: the nulls between the
     library's calls at the same size (or, without them, the lower calibration)."""
     library = _median(library_nulls_us) if library_nulls_us else min(calibrations)
+    # The library's nulls are capped in turn by the calibrations: a host that stalls the helper
+    # between windows stretches its null calls and not the windows queued ahead, and a switch
+    # read ten times too long charged an honest kernel nothing (an H100 with other gradings beside
+    # it: nulls of 3.3 ms against calibrations near 350 us).
+    library = min(library, switch_ceiling(calibrations))
     yours = _median(yours_nulls_us) if yours_nulls_us else library
     return min(yours, library), library
+
+
+def switch_ceiling(calibrations: list[float]) -> float:
+    """The most a switch may cost at any size: the higher calibration and the spread they may drift."""
+    return (1 + CALIBRATION_SPREAD) * max(calibrations)
 
 
 def calibration_note(calibrations: list[float]) -> str | None:

@@ -44,6 +44,14 @@ def test_null_calls_inflated_while_the_learner_ran_are_capped():
     assert library == pytest.approx(319.0)
 
 
+def test_library_nulls_stretched_past_the_calibrations_are_capped():
+    # A stalled host stretched the helper's null calls between the library's windows tenfold (an
+    # H100 beside other gradings): subtracting them charged an honest kernel nothing.
+    yours, library = speedrows.switch_costs([340.0, 352.0], [3300.0, 3400.0, 3350.0], [3340.0, 3360.0, 3350.0])
+    assert library == pytest.approx(1.25 * 352.0)
+    assert yours == pytest.approx(library)
+
+
 def test_cheaper_nulls_are_used_as_they_are():
     yours, _ = speedrows.switch_costs([310.0, 320.0], [250.0, 251.0, 252.0], [300.0])
     assert yours == pytest.approx(251.0)
