@@ -67,12 +67,17 @@ class Worker(WorkerSetup, WorkerCalls, TimedCalls):
         # Bound before the learner's code is loaded (the first request): what the loop checks and
         # answers with cannot be swapped by that code (autograder.seal).
         changed, send, receive, pid, flush = self.changed_by_learner, channel.send, channel.receive, self.pid, sys.stdout.flush
+        # A distributed rank's messages to the others cross the same channel (autograder.relay).
+        self.channel_ends = (send, receive)
         while True:
             if os.getpid() != pid:
                 os._exit(0)
             request, payload = receive()
             if request["op"] == "quit":
                 return
+            if request["op"] == "relay_in":
+                # A message that reached this rank after its call returned: nobody reads it.
+                continue
             try:
                 header, data = handlers[request["op"]](request, payload)
             except Exception:  # noqa: BLE001 -- the grader's own failure here, reported as such
@@ -137,7 +142,8 @@ def main(in_fd: int | None = None, out_fd: int | None = None, judge_pid: int | N
         channel = Channel(in_fd, out_fd, signing_key)
         del signing_key
         ready = worker.start()
-        ready["channel"] = seccomp.forbid_channel(channel.fds, passing=setup.get("kind") == "distributed", protected=protected_pids(judge_pid, setup))
+        networked = setup.get("kind") == "distributed" and setup.get("network", True)
+        ready["channel"] = seccomp.forbid_channel(channel.fds, passing=networked, protected=protected_pids(judge_pid, setup))
         channel.send({"ready": ready})
         worker.serve(channel)
     except wire.WireError:

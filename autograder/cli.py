@@ -49,7 +49,7 @@ def doctor(args) -> int:
             how = f"exact answers, fully graded here ({p.max_points:g} point{'' if p.max_points == 1 else 's'})"
         elif problem_mod.is_distributed(p):
             ranks = ", ".join(map(str, p.world_sizes))
-            how = f"{ranks} gloo ranks ({p.correctness_points:g} points)"
+            how = f"{ranks} {'ranks, messages through the grader' if p.relay else 'gloo ranks'} ({p.correctness_points:g} points)"
             if p.speed is not None:
                 from .ranks import visible_gpus
 

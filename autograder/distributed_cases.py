@@ -13,7 +13,14 @@ from collections.abc import Sequence
 import torch
 
 from .distributed_ranks import Ranks, free_port, missing_message
+from .relay import Relay
 from .result import CaseResult
+
+# What the judge counts itself where it carries the messages (autograder.relay).
+CARRIED = {"c10d::send", "c10d::recv_", "c10d::recv_any_source_", "c10d::barrier", "c10d::monitored_barrier_"}
+
+
+RECORD_TAKEN_OFF = "the grader's record of your communication was taken off during the call: it must stay in place"
 
 
 # -- outputs --------------------------------------------------------------------------------------------
@@ -101,10 +108,11 @@ def _case(g, ranks: Ranks, world: int, size) -> bool:
     timeout = min(problem.case_timeout, g.remaining())
     port = free_port()
     requests = [
-        ({"op": "rank_call", "rank": r, "world_size": world, "port": port, "timeout": timeout + 30, "outputs": list(problem.outputs), "trace": problem.trace}, pickle.dumps(inputs[r]))
+        ({"op": "rank_call", "rank": r, "world_size": world, "port": port, "timeout": timeout + 30, "outputs": list(problem.outputs), "trace": problem.trace, "relay": problem.relay}, pickle.dumps(inputs[r]))
         for r in range(world)
     ]
-    answers = ranks.exchange(world, requests, timeout, "the call")
+    carried = Relay(world) if problem.relay else None
+    answers = ranks.exchange(world, requests, timeout, "the call", relay=carried)
     if any(a is None for a in answers):
         g.result.cases.append(CaseResult.from_dict({"size": label, "passed": False, "message": "did not finish"}))
         g.fail_hard("TIMEOUT", missing_message(world, answers, timeout, "the call"))
@@ -112,8 +120,15 @@ def _case(g, ranks: Ranks, world: int, size) -> bool:
     headers = [h for h, _ in answers]
     g.result.extra.setdefault("rank_seconds", []).append([h.get("seconds") for h in headers])
     for rank, header in enumerate(headers):
+        if "error" in header and header.get("record_active") is False and problem.check_comm is not None:
+            g.fail_hard("REJECT", RECORD_TAKEN_OFF)
+            return False
         if "error" in header:
             error = header["error"]
+            # A collective refused on the relay raised here: rejected by name, as a rank's record shows it.
+            library = carried is not None and problem.check_comm([_records(carried, headers)[rank]], world, size, inputs)
+            if library and library[0] == "REJECT":
+                error = {**error, "refused": True, "message": library[1]}
             if error.get("refused"):
                 g.fail_hard("REJECT", error["message"])
                 return False
@@ -135,9 +150,9 @@ def _case(g, ranks: Ranks, world: int, size) -> bool:
             break
     comm_note = ""
     if problem.check_comm is not None:
-        records = [h.get("comm") or [] for h in headers]
+        records = _records(carried, headers)
         if not all(h.get("record_active") for h in headers):
-            g.fail_hard("REJECT", "the grader's record of your communication was taken off during the call: it must stay in place")
+            g.fail_hard("REJECT", RECORD_TAKEN_OFF)
             return False
         status, message = problem.check_comm(records, world, size, inputs)
         # A library collective is decisive whatever the answers; right answers that the recorded
@@ -151,6 +166,16 @@ def _case(g, ranks: Ranks, world: int, size) -> bool:
             comm_note = message
     g.result.cases.append(CaseResult.from_dict({"size": label, "passed": wrong is None, "message": wrong or comm_note}))
     return _leave(g, ranks, world)
+
+
+def _records(carried: Relay | None, headers: list) -> list:
+    """Each rank's communication: its own record of torch.distributed's operations, or, where the
+    judge carried the messages, the judge's count of them, with only the library operations the
+    rank's record names (a collective it tried is rejected by name; its sends are the judge's)."""
+    own = [h.get("comm") or [] for h in headers]
+    if carried is None:
+        return own
+    return [carried.records[r] + [op for op in ops if op[0] not in CARRIED] for r, ops in enumerate(own)]
 
 
 def _leave(g, ranks: Ranks, world: int) -> bool:

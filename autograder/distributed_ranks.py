@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import select
+import shutil
 import socket
 import time
 
@@ -19,9 +20,11 @@ def free_port() -> int:
 class Ranks:
     """The learner's ranks: the grading's worker as rank 0, further workers as ranks 1.."""
 
-    def __init__(self, g, count: int, reuse_learner: bool = True) -> None:
+    def __init__(self, g, count: int, reuse_learner: bool = True, network: bool | None = None) -> None:
         self.g = g
         self.sessions = [g.learner] if reuse_learner else []
+        # Ranks whose messages the judge carries have no network (autograder.relay); NCCL's need one.
+        self.network = not getattr(g.problem, "relay", False) if network is None else network
         self.grow(count)
 
     def grow(self, count: int) -> dict | None:
@@ -34,23 +37,29 @@ class Ranks:
         for rank in range(len(self.sessions), count):
             folder = os.path.join(self.g.workdir, f"rank{rank}")
             os.makedirs(folder, exist_ok=True)
-            network = self.g.network.env() if getattr(self.g, "network", None) else None
+            # A copy of the submission of its own: a rank may read the folder its module lies in, and
+            # the first rank's (the grading's worker's) is where that rank writes.
+            module = shutil.copy(self.g.job["module"], folder)
+            network = self.g.network.env() if self.network and getattr(self.g, "network", None) else None
             session = Session("learner", "cpu" if self.g.device == "cpu" else "cuda", folder, os.path.join(folder, "output.log"), no_triton=True, env=network)
-            session.configure(rank_setup(self.g, folder, self.g.job["module"], self.g.job["entry"]), start_timeout=self.g.remaining())
+            session.configure(rank_setup(self.g, folder, module, self.g.job["entry"], self.network), start_timeout=self.g.remaining())
             self.sessions.append(session)
-            started.append(session)
-        request = {"op": "load", "module": self.g.job["module"], "entry": self.g.job["entry"], "arguments": list(self.g.problem.arguments), "keywords": True}
-        for session in started:
+            started.append((session, module))
+        for session, module in started:
             session.wait_ready()
+            request = {"op": "load", "module": module, "entry": self.g.job["entry"], "arguments": list(self.g.problem.arguments), "keywords": True}
             header, _ = session.ask(request, timeout=self.g.remaining())
             if not header.get("loaded"):
                 return header
         return None
 
-    def exchange(self, world: int, requests: list[tuple[dict, bytes]], timeout: float, doing: str) -> list:
+    def exchange(self, world: int, requests: list[tuple[dict, bytes]], timeout: float, doing: str, relay=None) -> list:
         """Send one request to each of the first ``world`` ranks at once, then collect every answer
-        by the deadline. Returns (header, payload) per rank, or None for a rank that did not answer."""
+        by the deadline. Returns (header, payload) per rank, or None for a rank that did not answer.
+        With ``relay`` (autograder.relay.Relay), the ranks' messages to each other are handed on
+        and counted until each answers."""
         from . import wire
+        from .session import WorkerGone
 
         for session, (request, payload) in zip(self.sessions[:world], requests, strict=True):
             wire.send(session._to_worker, request, payload)
@@ -65,7 +74,13 @@ class Ranks:
             readable, _, _ = select.select(list(fds), [], [], left)
             for fd in readable:
                 rank = fds[fd]
-                answers[rank] = self.sessions[rank].receive(max(1.0, deadline - time.monotonic()), doing)
+                header, payload = self.sessions[rank].receive(max(1.0, deadline - time.monotonic()), doing)
+                if relay is not None and "relay" in header:
+                    wrong = relay.carry(rank, header, payload, lambda dst, h, p: wire.send(self.sessions[dst]._to_worker, h, p), lambda r: r not in waiting)
+                    if wrong:
+                        raise WorkerGone("FAIL", wrong)
+                    continue
+                answers[rank] = (header, payload)
                 waiting.discard(rank)
         return answers
 
@@ -86,9 +101,9 @@ class Ranks:
         return "\n".join(parts)
 
 
-def rank_setup(g, folder: str, module: str, entry: str) -> dict:
+def rank_setup(g, folder: str, module: str, entry: str, network: bool = True) -> dict:
     writable = [folder, *device_files(g.device)]
-    return {"role": "learner", "language": "python", "module": module, "entry": entry, "problem": g.job["problem"], "kind": "distributed", "writable": writable}
+    return {"role": "learner", "language": "python", "module": module, "entry": entry, "problem": g.job["problem"], "kind": "distributed", "writable": writable, "network": network}
 
 
 def device_files(device: str) -> list[str]:

@@ -8,7 +8,7 @@ import sys
 
 # The worker's own modules that it imports lazily after the learner's code is in: imported while
 # sealing, so that a module object planted in their place is a change the fingerprint sees.
-WORKER_MODULES = ("arrays", "bounds", "canary", "cuda_driver", "jsonable", "launch_record", "kernel_python", "replay", "rewrites", "shared", "watch", "wire")
+WORKER_MODULES = ("arrays", "bounds", "canary", "cuda_driver", "jsonable", "launch_record", "kernel_python", "relay", "replay", "rewrites", "shared", "watch", "wire")
 # Modules whose bindings decide what the worker reports: the grader's own, and the libraries whose
 # code builds its facts (the profiler's events, the interpreter's launches) or its replies.
 FINGERPRINTED_PACKAGES = ("autograder",)

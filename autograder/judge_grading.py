@@ -187,6 +187,8 @@ class Grading:
             "hidden": [os.path.dirname(kernels)] if kernels else [],
             # The judge's and the helper's threads, which no signal of the learner's may reach (autograder.seccomp).
             "protected": self._protected() if role == "learner" else [],
+            # A distributed rank whose messages the judge carries has no network (autograder.relay).
+            "network": not getattr(self.problem, "relay", False),
         }
         session.configure(setup, start_timeout=self.remaining(), kernel_cache=kernels)
         return session

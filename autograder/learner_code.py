@@ -124,6 +124,7 @@ def error(exc: BaseException, module_path: str | None) -> dict:
         "traceback": text[-6000:],
         "compile": bool(names & COMPILE_ERRORS),
         "out_of_bounds": "OutOfBoundsAccess" in names,
-        # Imports of the grader, and Triton kernels of the learner's name made from other code (own_compile).
-        "refused": bool(names & {"GraderImportRefused", "NotYourKernel"}),
+        # Imports of the grader, Triton kernels of the learner's name made from other code (own_compile),
+        # and the library's collectives on the grader's relay (autograder.relay).
+        "refused": bool(names & {"GraderImportRefused", "NotYourKernel", "LibraryCollectiveRefused"}),
     }

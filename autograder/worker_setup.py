@@ -112,7 +112,7 @@ class WorkerSetup:
             own = [*self.setup["writable"], *([self.setup["module"]] if self.setup.get("module") else [])]
             hidden = learner_code.hidden_files() + list(self.setup.get("hidden", [])) + learner_code.other_gradings(own)
             readable = [os.path.dirname(self.setup["module"])] if self.setup.get("module") else []
-            confined = osguard.confine(self.setup["writable"], abstract_sockets=self.setup.get("kind") == "distributed", hidden=hidden, readable=readable)
+            confined = osguard.confine(self.setup["writable"], abstract_sockets=self.setup.get("kind") == "distributed" and self.setup.get("network", True), hidden=hidden, readable=readable)
             facts["sandbox"] = f"{confined}; {osguard.drop_capabilities()}"
             if self.setup.get("kind") == "memory":
                 from . import memory_step

@@ -125,9 +125,10 @@ def test_honest_ring_passes_on_every_world_size():
 
 
 def test_the_ranks_reach_no_service_on_the_hosts_network():
-    """The ranks keep sockets (they meet over the loopback network), but in a network of their own:
-    a service listening on the host's loopback (a Jupyter server, a GPU host engine) is not there.
-    Every rank tries it when the module loads and ends the grading if it gets through."""
+    """Gloo's ranks keep sockets (they meet over the loopback network), but in a network of their
+    own: a service listening on the host's loopback (a Jupyter server, a GPU host engine) is not
+    there. Every rank of the tensor-parallel MLP tries it when the module loads and ends the grading
+    if it gets through; the ring's ranks, whose messages the judge carries, have no sockets at all."""
     import socket
 
     with socket.socket() as service:
@@ -142,8 +143,11 @@ def test_the_ranks_reach_no_service_on_the_hosts_network():
             "else:\n"
             "    raise SystemExit('reached a service on the host network')\n"
         )
-        problem = registry.get("act5.ring_all_reduce")
-        result = grading.grade_source(problem, probe + HONEST_RING, "ring_all_reduce", device="cpu", timeout=240)
+        problem = registry.get("act5.tp_mlp")
+        result = grading.grade_source(problem, probe + _solution("tp_mlp"), "tp_mlp", device="cpu", timeout=240)
+        no_socket = "try:\n    socket.socket().close()\nexcept OSError:\n    pass\nelse:\n    raise SystemExit('a ring rank made a socket')\n"
+        ring = grading.grade_source(registry.get("act5.ring_all_reduce"), "import socket\n" + no_socket + HONEST_RING, "ring_all_reduce", device="cpu", timeout=240)
+    assert ring["status"] == "PASS", (ring["message"], ring.get("output"))
     network = result.get("network", "")
     if network.startswith("the ranks keep the host's network"):
         # A machine where no namespace can be made: the grading says so, and the service was reached.
@@ -153,11 +157,15 @@ def test_the_ranks_reach_no_service_on_the_hosts_network():
         assert result["status"] == "PASS", (result["message"], result.get("output"))
 
 
-def _solution_ring() -> str:
+def _solution(function: str) -> str:
     from autograder import source
 
-    cells = source.notebook_cells(str(ROOT / "solutions" / "act5-multi-gpu" / "ring_all_reduce.ipynb"))
-    return source.extract(cells, "ring_all_reduce")
+    cells = source.notebook_cells(str(ROOT / "solutions" / "act5-multi-gpu" / f"{function}.ipynb"))
+    return source.extract(cells, function)
+
+
+def _solution_ring() -> str:
+    return _solution("ring_all_reduce")
 
 
 def _timed_on_gloo(tmp_path, module, numel: int = 1000, calls: int = 2) -> dict:
@@ -343,3 +351,41 @@ def test_overlap_bench_runs_the_reference_solutions_on_gloo():
     result = overlap_bench.measure(2, sizes, backend="gloo")
     assert set(result["seconds"]) == {"one bucket after the backward pass", "buckets overlapping the backward pass", "tensor-parallel MLP step"}
     assert result["parameters"] == 3 * (32 * 32 + 32) and result["overlap_speedup"] > 0
+
+
+def test_the_judge_carries_and_counts_the_ranks_messages():
+    """autograder.relay.Relay: a message to another rank still in its call is handed on and counted on
+    both sides (elements of 4 bytes); one to a rank that has answered is counted as sent only; a
+    barrier's are counted as barriers; a message to no other rank of the group is refused."""
+    from autograder import relay
+
+    carried = relay.Relay(3)
+    delivered = []
+    answered = {2}
+    carry = lambda source, header, payload: carried.carry(source, header, payload, lambda dst, h, p: delivered.append((dst, h, p)), lambda r: r in answered)  # noqa: E731
+    assert carry(0, {"relay": 1, "tag": 0}, b"\0" * 40) is None
+    assert delivered == [(1, {"op": "relay_in", "src": 0, "tag": 0}, b"\0" * 40)]
+    assert carry(1, {"relay": 2, "tag": 3}, b"\0" * 8) is None
+    assert len(delivered) == 1
+    assert carry(1, {"relay": 0, "tag": relay.BARRIER_TAG}, b"") is None
+    assert carried.records == [[["c10d::send", 10]], [["c10d::recv_", 10], ["c10d::send", 2], ["c10d::barrier", 0]], []]
+    for wrong in ({"relay": 1, "tag": 0}, {"relay": 3, "tag": 0}, {"relay": True, "tag": 0}, {"relay": 2, "tag": "x"}):
+        assert "not another rank" in carry(1, wrong, b"")
+
+
+def test_a_ring_that_hides_the_librarys_collective_is_rejected():
+    """The ring's ranks join the judge's relay: the library's all-reduce, with every dispatch mode
+    switched off so no record in the rank sees it, has no group to run on, and the grading is rejected
+    by name (ring_hides_the_collective is the suite's case; this is its shortest form)."""
+    problem = registry.get("act5.ring_all_reduce")
+    hidden = (
+        "import torch.distributed as dist\n"
+        "from torch.utils._python_dispatch import _disable_current_modes\n\n\n"
+        "def ring_all_reduce(tensor):\n"
+        "    out = tensor.clone()\n"
+        "    with _disable_current_modes():\n"
+        "        dist.all_reduce(out)\n"
+        "    return out\n"
+    )
+    result = grading.grade_source(problem, hidden, "ring_all_reduce", device="cpu", timeout=240)
+    assert result["status"] == "REJECT" and "torch.distributed's own collective" in result["message"], result["message"]

@@ -1,4 +1,5 @@
-"""Exercise 5.1: ring all-reduce from send and recv, run as 2, 3 and 4 ranks on gloo (CPU) and,
+"""Exercise 5.1: ring all-reduce from send and recv, run as 2, 3 and 4 ranks on CPU tensors (each
+message carried by the judge, autograder.relay) and,
 with two GPUs, timed on NCCL against NCCL's own all-reduce (bus bandwidth at 256 MiB)."""
 
 from __future__ import annotations
@@ -112,6 +113,7 @@ register(
         tolerance=ring_tolerance,
         cases=RING_CASES,
         check_comm=check_ring_comm,
+        relay=True,
         describe_size=lambda n: f"n = {n:,}",
         correctness_points=2.0,
         speed=BusBandwidthSpeed(
