@@ -75,7 +75,7 @@ class Worker(WorkerSetup, WorkerCalls, TimedCalls):
             request, payload = receive()
             if request["op"] == "quit":
                 return
-            if request["op"] == "relay_in":
+            if request["op"] in ("relay_in", "collective_in"):
                 # A message that reached this rank after its call returned: nobody reads it.
                 continue
             try:

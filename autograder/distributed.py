@@ -10,8 +10,9 @@ How a grading goes (the judge, autograder.judge_grading, calls autograder.distri
   a size, fresh inputs from a secret seed) the judge picks a free port, every rank joins the group
   (rank 0 hosts its store), calls the learner's function, and answers with its outputs as raw bytes
   and the record of every ``torch.distributed`` operation it issued (autograder.ranks.CommRecord). A
-  problem whose ``relay`` is set (the ring) has no gloo and no network: its ranks' messages cross the
-  judge, which counts them (autograder.relay), and the judge's count replaces the ranks' own.
+  problem whose ``relay`` is set (the ring, the DDP buckets) has no gloo and no network: its ranks'
+  messages and all-reduces cross the judge, which counts them (autograder.relay), and the judge's
+  count replaces the ranks' own.
   Every rank's output is checked, so a result that is right on rank 0 only fails.
 - A rank that does not answer within the case's time limit is a TIMEOUT that names it and the ranks
   that did answer; every rank is then ended with all it started. A rank that raises fails the case,
@@ -85,6 +86,8 @@ class DistributedProblem(CorrectnessAndSpeed):
     # The ranks' messages go through the judge, which counts them, and the ranks have no network and
     # no library collective (autograder.relay); the timed run on NCCL keeps its own network.
     relay: bool = False
+    # The collectives the judge computes itself on the relay ("allreduce"); every other is refused.
+    relay_collectives: tuple[str, ...] = ()
     language: str = "python"
     notes: dict = field(default_factory=dict)
     kind: ClassVar[str] = "distributed"

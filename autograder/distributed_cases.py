@@ -16,10 +16,6 @@ from .distributed_ranks import Ranks, free_port, missing_message
 from .relay import Relay
 from .result import CaseResult
 
-# What the judge counts itself where it carries the messages (autograder.relay).
-CARRIED = {"c10d::send", "c10d::recv_", "c10d::recv_any_source_", "c10d::barrier", "c10d::monitored_barrier_"}
-
-
 RECORD_TAKEN_OFF = "the grader's record of your communication was taken off during the call: it must stay in place"
 
 
@@ -108,10 +104,10 @@ def _case(g, ranks: Ranks, world: int, size) -> bool:
     timeout = min(problem.case_timeout, g.remaining())
     port = free_port()
     requests = [
-        ({"op": "rank_call", "rank": r, "world_size": world, "port": port, "timeout": timeout + 30, "outputs": list(problem.outputs), "trace": problem.trace, "relay": problem.relay}, pickle.dumps(inputs[r]))
+        ({"op": "rank_call", "rank": r, "world_size": world, "port": port, "timeout": timeout + 30, "outputs": list(problem.outputs), "trace": problem.trace, "relay": problem.relay, "collectives": list(problem.relay_collectives)}, pickle.dumps(inputs[r]))
         for r in range(world)
     ]
-    carried = Relay(world) if problem.relay else None
+    carried = Relay(world, problem.relay_collectives) if problem.relay else None
     answers = ranks.exchange(world, requests, timeout, "the call", relay=carried)
     if any(a is None for a in answers):
         g.result.cases.append(CaseResult.from_dict({"size": label, "passed": False, "message": "did not finish"}))
@@ -126,7 +122,8 @@ def _case(g, ranks: Ranks, world: int, size) -> bool:
         if "error" in header:
             error = header["error"]
             # A collective refused on the relay raised here: rejected by name, as a rank's record shows it.
-            library = carried is not None and problem.check_comm([_records(carried, headers)[rank]], world, size, inputs)
+            records = _records(carried, headers) if carried is not None else None
+            library = records is not None and problem.check_comm([records[rank]], world, size, inputs)
             if library and library[0] == "REJECT":
                 error = {**error, "refused": True, "message": library[1]}
             if error.get("refused"):
@@ -151,6 +148,9 @@ def _case(g, ranks: Ranks, world: int, size) -> bool:
     comm_note = ""
     if problem.check_comm is not None:
         records = _records(carried, headers)
+        if records is None:
+            g.fail_hard("REJECT", "a rank's record of its communication names all-reduces that the judge did not carry: the record was edited")
+            return False
         if not all(h.get("record_active") for h in headers):
             g.fail_hard("REJECT", RECORD_TAKEN_OFF)
             return False
@@ -168,14 +168,34 @@ def _case(g, ranks: Ranks, world: int, size) -> bool:
     return _leave(g, ranks, world)
 
 
-def _records(carried: Relay | None, headers: list) -> list:
+def _records(carried: Relay | None, headers: list) -> list | None:
     """Each rank's communication: its own record of torch.distributed's operations, or, where the
-    judge carried the messages, the judge's count of them, with only the library operations the
-    rank's record names (a collective it tried is rejected by name; its sends are the judge's)."""
+    judge carried the messages, the judge's count of them in the places the rank's record marks
+    (autograder.relay.merge); None when a rank's record disagrees with what the judge carried."""
     own = [h.get("comm") or [] for h in headers]
     if carried is None:
         return own
-    return [carried.records[r] + [op for op in ops if op[0] not in CARRIED] for r, ops in enumerate(own)]
+    merged = [merge(ops, carried.records[r]) for r, ops in enumerate(own)]
+    return None if any(m is None for m in merged) else merged
+
+
+def merge(own: list, carried: list) -> list | None:
+    """A rank's record for the judge where the judge carried its messages: its own record, in which each
+    all-reduce it issued is marked where it fell among the computation, with each mark's size the
+    judge's; then the judge's sends and receives. None when the marks and what the judge carried differ
+    in number (the record was edited)."""
+    marks = [i for i, op in enumerate(own) if op[0] == "c10d::allreduce_"]
+    reduced = [op for op in carried if op[0] == "c10d::allreduce_"]
+    if len(marks) != len(reduced):
+        return None
+    merged = [list(op) for op in own if op[0] not in CARRIED]
+    for index, op in zip([i for i, op in enumerate(merged) if op[0] == "c10d::allreduce_"], reduced, strict=True):
+        merged[index] = list(op)
+    return merged + [op for op in carried if op[0] != "c10d::allreduce_"]
+
+
+# What the judge counts itself where it carries the messages (autograder.relay).
+CARRIED = {"c10d::send", "c10d::recv_", "c10d::recv_any_source_", "c10d::barrier", "c10d::monitored_barrier_"}
 
 
 def _leave(g, ranks: Ranks, world: int) -> bool:

@@ -75,7 +75,7 @@ class Ranks:
             for fd in readable:
                 rank = fds[fd]
                 header, payload = self.sessions[rank].receive(max(1.0, deadline - time.monotonic()), doing)
-                if relay is not None and "relay" in header:
+                if relay is not None and ("relay" in header or "collective" in header):
                     wrong = relay.carry(rank, header, payload, lambda dst, h, p: wire.send(self.sessions[dst]._to_worker, h, p), lambda r: r not in waiting)
                     if wrong:
                         raise WorkerGone("FAIL", wrong)

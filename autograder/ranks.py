@@ -121,15 +121,15 @@ def call(worker, request: dict, payload: bytes) -> tuple[dict, bytes]:
 
     started = time.monotonic()
     inputs = pickle.loads(payload)  # from the judge, the trusted side
+    record = CommRecord(trace=bool(request.get("trace")))
     try:
         if request.get("relay"):
-            relay.join(request["rank"], request["world_size"], *worker.channel_ends)
+            relay.join(request["rank"], request["world_size"], *worker.channel_ends, request.get("collectives", ()), record.ops.append)
         else:
             join(request)
     except Exception as exc:  # noqa: BLE001 -- the grader's own failure to start the group
         return {"worker_error": f"joining the process group failed: {type(exc).__name__}: {exc}"}, b""
     joined = time.monotonic()
-    record = CommRecord(trace=bool(request.get("trace")))
     active = False
     try:
         with record:

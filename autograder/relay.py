@@ -1,4 +1,4 @@
-"""Point-to-point messages between a distributed exercise's ranks, carried by the judge (Act 5's ring).
+"""Messages between a distributed exercise's ranks, carried by the judge (Act 5's ring and DDP).
 
 A record of communication kept in the learner's process can be edited or switched off by the code it
 records (a dispatch mode can be disabled, its list appended to), and ranks that share a network can
@@ -6,10 +6,12 @@ build a process group of their own and run the library's all-reduce beside a few
 a problem whose ``relay`` is set the ranks have no network and no group of the library: the process
 group they join (``RelayGroup``, torch.distributed's default group) sends each message to the judge
 through the worker's channel, and the judge (``Relay``) hands it to the rank it names and counts it.
-What a rank sent and received is what the judge carried, and the library's collectives have nothing
-to run on: each of them raises ``LibraryCollectiveRefused``.
+An all-reduce, where the problem allows one (the DDP exercise's buckets), is computed by the judge
+from every rank's part, in rank order. What a rank sent, received and all-reduced is what the judge
+carried; the rank's own record keeps only where each all-reduce fell among its computation. The
+library's other collectives have nothing to run on: each raises ``LibraryCollectiveRefused``.
 
-Worker side: ``join(rank, world, post, take)``; judge side: ``Relay`` inside
+Worker side: ``join(rank, world, post, take, allowed, mark)``; judge side: ``Relay`` inside
 autograder.distributed_ranks.Ranks.exchange.
 """
 
@@ -34,20 +36,23 @@ class LibraryCollectiveRefused(RuntimeError):
 
 
 # -- worker side -----------------------------------------------------------------------------------------
-def join(rank: int, world: int, post, take) -> None:
+def join(rank: int, world: int, post, take, allowed=(), mark=None) -> None:
     """Make the relay the default process group of this rank. ``post(header, payload)`` sends to the
-    judge and ``take()`` waits for the judge's next message (the worker's channel)."""
+    judge and ``take()`` waits for the judge's next message (the worker's channel); ``allowed``: the
+    collectives the judge computes itself (``allreduce``; every other one is refused); ``mark(op)``
+    notes each of them in the rank's own record, where it falls among the computation."""
     import torch.distributed as dist
 
     group = _group_class()
     if not hasattr(dist.Backend, BACKEND.upper()):
         dist.Backend.register_backend(BACKEND, lambda store, r, w, timeout: group(r, w, *_ENDS), devices=["cpu"])
-    _ENDS[:] = [post, take]
+    _ENDS[:] = [post, take, frozenset(allowed), mark]
     dist.init_process_group(BACKEND, store=dist.HashStore(), rank=rank, world_size=world)
 
 
-# The worker's two ends of its channel, for the group the next join makes.
+# The worker's two ends of its channel, the collectives allowed and the marker, for the next group.
 _ENDS: list = []
+REDUCTIONS = ("SUM", "AVG", "MAX", "MIN", "PRODUCT")
 
 
 @functools.cache
@@ -89,10 +94,11 @@ def _group_class():
     class RelayGroup(dist.ProcessGroup):
         """dist.send/recv (and isend/irecv, batch_isend_irecv, barrier) through the judge."""
 
-        def __init__(self, rank: int, world: int, post, take) -> None:
+        def __init__(self, rank: int, world: int, post, take, allowed=frozenset(), mark=None) -> None:
             super().__init__(rank, world)
-            self._post, self._take = post, take
+            self._post, self._take, self._allowed, self._mark = post, take, allowed, mark
             self._mail: dict = collections.defaultdict(collections.deque)
+            self._sequence = 0
 
         def getBackendName(self) -> str:
             return BACKEND
@@ -113,6 +119,27 @@ def _group_class():
             (tensor,) = tensors
             return Done(lambda: self._fill(tensor, int(src), int(tag)))
 
+        def allreduce(self, tensors, opts=None):
+            if "allreduce" not in self._allowed:
+                return refused_collective("allreduce")
+            (tensor,) = tensors
+            reduction = next((name for name in REDUCTIONS if opts is None and name == "SUM" or opts is not None and opts.reduceOp == getattr(dist.ReduceOp, name)), None)
+            if reduction is None:
+                raise RuntimeError("the grader's all-reduce computes SUM, AVG, MAX, MIN and PRODUCT")
+            self._sequence += 1
+            sequence, host = self._sequence, tensor.detach().to("cpu").contiguous()
+            header = {"collective": "allreduce", "sequence": sequence, "reduce": reduction, "dtype": str(host.dtype).removeprefix("torch."), "shape": list(host.shape)}
+            self._post(header, host.view(torch.uint8).numpy().tobytes() if host.numel() else b"")
+            if self._mark is not None:
+                self._mark(["c10d::allreduce_", tensor.numel()])
+            return Done(lambda: self._result(tensor, sequence))
+
+        def _result(self, tensor, sequence: int) -> int:
+            _, data = self._await(lambda key: key == ("collective", sequence))
+            if data:
+                tensor.copy_(torch.frombuffer(bytearray(data), dtype=tensor.dtype).reshape(tensor.shape))
+            return -1
+
         def recv_anysource(self, tensors, tag: int):
             (tensor,) = tensors
             return Done(lambda: self._fill(tensor, None, int(tag)))
@@ -126,17 +153,22 @@ def _group_class():
                 self._fill(empty, other, BARRIER_TAG)
             return Done()
 
-        def _fill(self, tensor, src: int | None, tag: int) -> int:
+        def _await(self, wanted) -> tuple:
+            """The first message whose key (sender and tag, or a collective's number) is ``wanted``."""
             while True:
-                found = next(((s, box) for (s, t), box in self._mail.items() if box and t == tag and src in (None, s)), None)
-                if found is not None:
-                    break
+                key = next((key for key, box in self._mail.items() if box and wanted(key)), None)
+                if key is not None:
+                    return key, self._mail[key].popleft()
                 header, payload = self._take()
-                if header.get("op") != "relay_in":
+                if header.get("op") == "relay_in":
+                    self._mail[(int(header["src"]), int(header["tag"]))].append(payload)
+                elif header.get("op") == "collective_in":
+                    self._mail[("collective", int(header["sequence"]))].append(payload)
+                else:
                     raise RuntimeError("the grader's relay received something other than a message during the call")
-                self._mail[(int(header["src"]), int(header["tag"]))].append(payload)
-            source, box = found
-            data = box.popleft()
+
+        def _fill(self, tensor, src: int | None, tag: int) -> int:
+            (source, _), data = self._await(lambda key: key[0] != "collective" and key[1] == tag and src in (None, key[0]))
             expected = tensor.numel() * tensor.element_size()
             if len(data) != expected:
                 raise RuntimeError(f"rank {source} sent {len(data)} bytes (tag {tag}), but the tensor given to recv holds {expected}: send and recv tensors of the same size and dtype")
@@ -146,16 +178,22 @@ def _group_class():
 
     def refused(name: str):
         def collective(self, *args, **kwargs):
-            raise LibraryCollectiveRefused(
-                f"{name.strip('_')} is torch.distributed's own collective (the library's algorithm): the grader's "
-                "process group carries dist.send and dist.recv (isend, irecv, batch_isend_irecv) only. Build it from those"
-            )
+            return refused_collective(name)
 
         return collective
 
     for name in COLLECTIVES:
-        setattr(RelayGroup, name, refused(name))
+        if name != "allreduce":
+            setattr(RelayGroup, name, refused(name))
     return RelayGroup
+
+
+def refused_collective(name: str):
+    raise LibraryCollectiveRefused(
+        f"{name.strip('_')} is torch.distributed's own collective (the library's algorithm), and this exercise's process "
+        "group does not carry it: build the communication the exercise asks for from what its text names (dist.send and "
+        "dist.recv for the ring)"
+    )
 
 
 # -- judge side ------------------------------------------------------------------------------------------
@@ -164,13 +202,17 @@ class Relay:
     while that rank is still in its call, and what every rank sent and received, as records in the
     form of autograder.ranks.CommRecord's (``c10d::send`` / ``c10d::recv_`` and elements)."""
 
-    def __init__(self, world: int) -> None:
-        self.world = world
+    def __init__(self, world: int, allowed=()) -> None:
+        self.world, self.allowed = world, frozenset(allowed)
         self.records: list[list] = [[] for _ in range(world)]
+        # Each all-reduce's contributions by its number, until every rank has given its own.
+        self.pending: dict[int, dict[int, tuple]] = {}
 
     def carry(self, source: int, header: dict, payload: bytes, deliver, answered) -> str | None:
         """Hand one message of ``source`` on (``deliver(rank, header, payload)``) unless its rank has
         answered (``answered(rank)``); an error message when the message names no other rank."""
+        if "collective" in header:
+            return self._collect(source, header, payload, deliver, answered)
         dst, tag = header.get("relay"), header.get("tag")
         if not isinstance(dst, int) or not isinstance(tag, int) or isinstance(dst, bool) or not 0 <= dst < self.world or dst == source:
             return f"rank {source} sent a message to rank {dst!r}, which is not another rank of the group of {self.world}"
@@ -185,3 +227,50 @@ class Relay:
         if not answered(dst):
             deliver(dst, {"op": "relay_in", "src": source, "tag": tag}, payload)
         return None
+
+    def _collect(self, source: int, header: dict, payload: bytes, deliver, answered) -> str | None:
+        """One rank's part of an all-reduce; once every rank has given its own, the judge reduces them
+        in rank order and hands the result to every rank still in its call."""
+        import torch
+
+        sequence, shape, dtype = header.get("sequence"), header.get("shape"), _dtypes().get(header.get("dtype"))
+        if header.get("collective") not in self.allowed or header.get("reduce") not in REDUCTIONS:
+            return f"rank {source} asked for {header.get('collective')!r}, which this exercise's group does not carry"
+        if not isinstance(sequence, int) or not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape) or dtype is None:
+            return f"rank {source} sent an all-reduce the judge cannot read"
+        elements = math.prod(shape)
+        if len(payload) != elements * dtype.itemsize or source in self.pending.get(sequence, {}):
+            return f"rank {source} sent an all-reduce the judge cannot read"
+        self.records[source].append(["c10d::allreduce_", elements])
+        parts = self.pending.setdefault(sequence, {})
+        parts[source] = (header["reduce"], dtype, tuple(shape), payload)
+        if len(parts) < self.world:
+            return None
+        del self.pending[sequence]
+        kinds = {part[:3] for part in parts.values()}
+        if len(kinds) > 1:
+            return f"the ranks' all-reduce number {sequence} differs between ranks: {sorted(str(k) for k in kinds)}"
+        reduction = parts[0][0]
+        tensors = [torch.frombuffer(bytearray(parts[r][3]), dtype=dtype).reshape(shape) if elements else torch.empty(shape, dtype=dtype) for r in range(self.world)]
+        result = tensors[0].clone()
+        for tensor in tensors[1:]:
+            if reduction in ("SUM", "AVG"):
+                result += tensor
+            elif reduction == "PRODUCT":
+                result *= tensor
+            else:
+                result = torch.maximum(result, tensor) if reduction == "MAX" else torch.minimum(result, tensor)
+        if reduction == "AVG":
+            result /= self.world
+        data = result.contiguous().view(torch.uint8).numpy().tobytes() if elements else b""
+        for rank in range(self.world):
+            if not answered(rank):
+                deliver(rank, {"op": "collective_in", "sequence": sequence}, data)
+        return None
+
+
+def _dtypes() -> dict:
+    import torch
+
+    return {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16, "bfloat16": torch.bfloat16}
+

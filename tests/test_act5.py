@@ -389,3 +389,42 @@ def test_a_ring_that_hides_the_librarys_collective_is_rejected():
     )
     result = grading.grade_source(problem, hidden, "ring_all_reduce", device="cpu", timeout=240)
     assert result["status"] == "REJECT" and "torch.distributed's own collective" in result["message"], result["message"]
+
+
+def test_the_judge_computes_the_all_reduces_it_carries():
+    """An all-reduce on the relay: each rank's part is kept until every rank gave its own, then the
+    judge reduces them in rank order and hands the result to every rank still in its call; a problem
+    that allows none refuses it, and parts that differ between ranks are an error."""
+    from autograder import relay
+
+    def run(parts, allowed=("allreduce",), reduce="SUM", answered=()):
+        carried, delivered = relay.Relay(len(parts), allowed), []
+        messages = []
+        for rank, values in enumerate(parts):
+            tensor = torch.tensor(values, dtype=torch.float32)
+            header = {"collective": "allreduce", "sequence": 1, "reduce": reduce, "dtype": "float32", "shape": list(tensor.shape)}
+            messages.append(carried.carry(rank, header, tensor.numpy().tobytes(), lambda dst, h, p: delivered.append((dst, h, p)), lambda r: r in answered))
+        return carried, delivered, messages
+
+    carried, delivered, messages = run([[1.0, 2.0], [10.0, 20.0], [100.0, 200.0]], answered=(2,))
+    assert messages == [None, None, None]
+    assert [dst for dst, _, _ in delivered] == [0, 1]
+    assert torch.frombuffer(bytearray(delivered[0][2]), dtype=torch.float32).tolist() == [111.0, 222.0]
+    assert carried.records == [[["c10d::allreduce_", 2]]] * 3 and not carried.pending
+    _, delivered, _ = run([[1.0, 8.0], [4.0, 2.0]], reduce="MAX")
+    assert torch.frombuffer(bytearray(delivered[0][2]), dtype=torch.float32).tolist() == [4.0, 8.0]
+    _, delivered, messages = run([[1.0], [2.0]], allowed=())
+    assert "does not carry" in messages[0] and not delivered
+    _, _, messages = run([[1.0], [2.0, 3.0]])
+    assert messages[0] is None and "differs between ranks" in messages[1]
+
+
+def test_a_record_is_merged_with_what_the_judge_carried():
+    """The rank's own record says where each all-reduce fell among its operations; the judge's count
+    says how large each was. A record with more or fewer all-reduces than the judge carried is None."""
+    from autograder import distributed_cases
+
+    own = [["aten::mm", 0], ["c10d::allreduce_", 5], ["aten::mm", 0], ["c10d::allreduce_", 5]]
+    carried = [["c10d::allreduce_", 300], ["c10d::send", 4], ["c10d::allreduce_", 12]]
+    assert distributed_cases.merge(own, carried) == [["aten::mm", 0], ["c10d::allreduce_", 300], ["aten::mm", 0], ["c10d::allreduce_", 12], ["c10d::send", 4]]
+    assert distributed_cases.merge([["c10d::allreduce_", 1], *own], carried) is None

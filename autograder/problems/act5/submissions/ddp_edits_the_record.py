@@ -1,0 +1,48 @@
+# expect: REJECT
+# problem: act5.ddp_buckets
+# entry: ddp_step
+# devices: cpu cuda
+# says: the record was edited
+# The right buckets all-reduced after the backward pass, and an all-reduce written into the grader's
+# record ahead of the backward pass to claim the overlap. The judge computes the all-reduces itself
+# (autograder.relay) and counts them: a record with one more than it carried has been edited.
+import torch
+import torch.distributed as dist
+from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+
+def forward_loss(params, x, y):
+    h = x
+    for i in range(3):
+        h = h @ params[2 * i] + params[2 * i + 1]
+        if i < 2:
+            h = torch.tanh(h)
+    return ((h - y) ** 2).sum(dim=1).mean()
+
+
+def ddp_step(params, x, y, bucket_cap):
+    world = dist.get_world_size()
+    for mode in _get_current_dispatch_mode_stack():
+        if hasattr(mode, "ops"):
+            mode.ops.insert(0, ["c10d::allreduce_", bucket_cap])
+    params = [p.detach().clone().requires_grad_(True) for p in params]
+    order = []
+    for p in params:
+        p.register_post_accumulate_grad_hook(order.append)
+    forward_loss(params, x, y).backward()
+    buckets, current = [], []
+    for p in order:
+        current.append(p)
+        if sum(q.numel() for q in current) >= bucket_cap:
+            buckets.append(current)
+            current = []
+    if current:
+        buckets.append(current)
+    for members in buckets:
+        flat = torch.cat([p.grad.reshape(-1) for p in members])
+        dist.all_reduce(flat)
+        offset = 0
+        for p in members:
+            p.grad.copy_(flat[offset:offset + p.numel()].view_as(p) / world)
+            offset += p.numel()
+    return tuple(p.grad for p in params)
