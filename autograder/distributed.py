@@ -10,7 +10,7 @@ How a grading goes (the judge, autograder.judge_grading, calls autograder.distri
   a size, fresh inputs from a secret seed) the judge picks a free port, every rank joins the group
   (rank 0 hosts its store), calls the learner's function, and answers with its outputs as raw bytes
   and the record of every ``torch.distributed`` operation it issued (autograder.ranks.CommRecord). A
-  problem whose ``relay`` is set (the ring, the DDP buckets) has no gloo and no network: its ranks'
+  problem whose ``relay`` is set (all three) has no gloo and no network: its ranks'
   messages and all-reduces cross the judge, which counts them (autograder.relay), and the judge's
   count replaces the ranks' own.
   Every rank's output is checked, so a result that is right on rank 0 only fails.

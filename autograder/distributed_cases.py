@@ -175,20 +175,21 @@ def _records(carried: Relay | None, headers: list) -> list | None:
     own = [h.get("comm") or [] for h in headers]
     if carried is None:
         return own
-    merged = [merge(ops, carried.records[r]) for r, ops in enumerate(own)]
+    merged = [merge(ops, carried.records[r], "allreduce" in carried.allowed) for r, ops in enumerate(own)]
     return None if any(m is None for m in merged) else merged
 
 
-def merge(own: list, carried: list) -> list | None:
+def merge(own: list, carried: list, reduces: bool = False) -> list | None:
     """A rank's record for the judge where the judge carried its messages: its own record, in which each
     all-reduce it issued is marked where it fell among the computation, with each mark's size the
     judge's; then the judge's sends and receives. None when the marks and what the judge carried differ
-    in number (the record was edited)."""
+    in number (the record was edited). Where the judge computes all-reduces (``reduces``), a
+    functional all-reduce's own operator is left out: the mark it made on the group stands for it."""
     marks = [i for i, op in enumerate(own) if op[0] == "c10d::allreduce_"]
     reduced = [op for op in carried if op[0] == "c10d::allreduce_"]
     if len(marks) != len(reduced):
         return None
-    merged = [list(op) for op in own if op[0] not in CARRIED]
+    merged = [list(op) for op in own if op[0] not in CARRIED and not (reduces and op[0] in FUNCTIONAL_ALL_REDUCE)]
     for index, op in zip([i for i, op in enumerate(merged) if op[0] == "c10d::allreduce_"], reduced, strict=True):
         merged[index] = list(op)
     return merged + [op for op in carried if op[0] != "c10d::allreduce_"]
@@ -196,6 +197,7 @@ def merge(own: list, carried: list) -> list | None:
 
 # What the judge counts itself where it carries the messages (autograder.relay).
 CARRIED = {"c10d::send", "c10d::recv_", "c10d::recv_any_source_", "c10d::barrier", "c10d::monitored_barrier_"}
+FUNCTIONAL_ALL_REDUCE = {"_c10d_functional::all_reduce", "_c10d_functional::all_reduce_", "_c10d_functional_autograd::all_reduce", "c10d_functional::all_reduce"}
 
 
 def _leave(g, ranks: Ranks, world: int) -> bool:

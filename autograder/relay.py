@@ -105,9 +105,11 @@ def _group_class():
 
         @property
         def group_name(self) -> str:
-            # Named, so a functional collective reaches its operator (and the rank's record names it)
-            # before it finds no group of that name to run on.
-            return BACKEND
+            # The name torch.distributed registered the group under: a functional collective finds
+            # it there and calls this group's all-reduce (or its refusal).
+            from torch.distributed.distributed_c10d import _world
+
+            return _world.pg_names.get(self, BACKEND)
 
         def send(self, tensors, dst: int, tag: int):
             (tensor,) = tensors

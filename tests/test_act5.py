@@ -124,12 +124,14 @@ def test_honest_ring_passes_on_every_world_size():
     assert "needs 2 GPUs" in result["speed_note"]
 
 
-def test_the_ranks_reach_no_service_on_the_hosts_network():
-    """Gloo's ranks keep sockets (they meet over the loopback network), but in a network of their
-    own: a service listening on the host's loopback (a Jupyter server, a GPU host engine) is not
-    there. Every rank of the tensor-parallel MLP tries it when the module loads and ends the grading
-    if it gets through; the ring's ranks, whose messages the judge carries, have no sockets at all."""
+def test_the_ranks_reach_no_service_on_the_hosts_network(tmp_path):
+    """The timed run's ranks keep sockets (NCCL's meet over the loopback network), but in a network of
+    their own: a service listening on the host's loopback (a Jupyter server, a GPU host engine) is not
+    there. Every rank tries it when the module loads and cannot load if it gets through. The ranks of
+    the graded cases, whose messages the judge carries, have no sockets at all."""
     import socket
+
+    from autograder.netns import PrivateNetwork
 
     with socket.socket() as service:
         service.bind(("127.0.0.1", 0))
@@ -143,24 +145,29 @@ def test_the_ranks_reach_no_service_on_the_hosts_network():
             "else:\n"
             "    raise SystemExit('reached a service on the host network')\n"
         )
-        problem = registry.get("act5.tp_mlp")
-        result = grading.grade_source(problem, probe + _solution("tp_mlp"), "tp_mlp", device="cpu", timeout=240)
-        no_socket = "try:\n    socket.socket().close()\nexcept OSError:\n    pass\nelse:\n    raise SystemExit('a ring rank made a socket')\n"
-        ring = grading.grade_source(registry.get("act5.ring_all_reduce"), "import socket\n" + no_socket + HONEST_RING, "ring_all_reduce", device="cpu", timeout=240)
-    assert ring["status"] == "PASS", (ring["message"], ring.get("output"))
-    network = result.get("network", "")
-    if network.startswith("the ranks keep the host's network"):
+        network = PrivateNetwork()
+        try:
+            module = tmp_path / "submission.py"
+            module.write_text(probe + HONEST_RING)
+            row = _timed_on_gloo(tmp_path, module, network=network)
+        finally:
+            network.close()
+        no_socket = "try:\n    socket.socket().close()\nexcept OSError:\n    pass\nelse:\n    raise SystemExit('a graded rank made a socket')\n"
+        for name, function, notebook in (("act5.ring_all_reduce", "ring_all_reduce", None), ("act5.tp_mlp", "tp_mlp", None), ("act5.ddp_buckets", "ddp_step", "ddp_buckets")):
+            code = HONEST_RING if notebook is None and function == "ring_all_reduce" else _solution(function, notebook)
+            graded = grading.grade_source(registry.get(name), "import socket\n" + no_socket + code, function, device="cpu", timeout=240)
+            assert graded["status"] == "PASS", (name, graded["message"], graded.get("output"))
+    if network.fact.startswith("the ranks keep the host's network"):
         # A machine where no namespace can be made: the grading says so, and the service was reached.
-        assert result["status"] == "ERROR" and "reached a service on the host network" in result["message"], result["message"]
+        assert "could not be loaded" in row.get("note", ""), row
     else:
-        assert network == "the ranks in a network of their own (its loopback device only)", network
-        assert result["status"] == "PASS", (result["message"], result.get("output"))
+        assert "ratio" in row, row
 
 
-def _solution(function: str) -> str:
+def _solution(function: str, notebook: str | None = None) -> str:
     from autograder import source
 
-    cells = source.notebook_cells(str(ROOT / "solutions" / "act5-multi-gpu" / f"{function}.ipynb"))
+    cells = source.notebook_cells(str(ROOT / "solutions" / "act5-multi-gpu" / f"{notebook or function}.ipynb"))
     return source.extract(cells, function)
 
 
@@ -168,12 +175,12 @@ def _solution_ring() -> str:
     return _solution("ring_all_reduce")
 
 
-def _timed_on_gloo(tmp_path, module, numel: int = 1000, calls: int = 2) -> dict:
+def _timed_on_gloo(tmp_path, module, numel: int = 1000, calls: int = 2, network=None) -> dict:
     """The speed part's timed protocol (distributed_speed.compare_speed) for the ring in ``module``,
-    as two gloo ranks on CPU tensors."""
+    as two gloo ranks on CPU tensors (in ``network``, an autograder.netns.PrivateNetwork, if given)."""
     problem = registry.get("act5.ring_all_reduce")
     g = SimpleNamespace(
-        workdir=str(tmp_path), device="cpu", problem=problem, learner=None, remaining=lambda: 200.0,
+        workdir=str(tmp_path), device="cpu", problem=problem, learner=None, remaining=lambda: 200.0, network=network,
         job={"module": str(module), "entry": "ring_all_reduce", "problem": problem.name},
     )
     speed = distributed.BusBandwidthSpeed(
@@ -428,3 +435,6 @@ def test_a_record_is_merged_with_what_the_judge_carried():
     carried = [["c10d::allreduce_", 300], ["c10d::send", 4], ["c10d::allreduce_", 12]]
     assert distributed_cases.merge(own, carried) == [["aten::mm", 0], ["c10d::allreduce_", 300], ["aten::mm", 0], ["c10d::allreduce_", 12], ["c10d::send", 4]]
     assert distributed_cases.merge([["c10d::allreduce_", 1], *own], carried) is None
+    # A functional all-reduce's operator and the mark it made on the group are one all-reduce.
+    functional = [["_c10d_functional::all_reduce", 5], ["c10d::allreduce_", 5], ["_c10d_functional::wait_tensor", 5]]
+    assert distributed_cases.merge(functional, [["c10d::allreduce_", 7]], reduces=True) == [["c10d::allreduce_", 7], ["_c10d_functional::wait_tensor", 5]]
