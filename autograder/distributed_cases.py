@@ -115,15 +115,15 @@ def _case(g, ranks: Ranks, world: int, size) -> bool:
         return False
     headers = [h for h, _ in answers]
     g.result.extra.setdefault("rank_seconds", []).append([h.get("seconds") for h in headers])
+    # A collective refused on the relay raises in the rank: rejected by name, as the records show it.
+    raised = carried is not None and any("error" in h for h in headers) and _records(carried, headers)
+    library = problem.check_comm(raised, world, size, inputs) if raised else None
     for rank, header in enumerate(headers):
         if "error" in header and header.get("record_active") is False and problem.check_comm is not None:
             g.fail_hard("REJECT", RECORD_TAKEN_OFF)
             return False
         if "error" in header:
             error = header["error"]
-            # A collective refused on the relay raised here: rejected by name, as a rank's record shows it.
-            records = _records(carried, headers) if carried is not None else None
-            library = records is not None and problem.check_comm([records[rank]], world, size, inputs)
             if library and library[0] == "REJECT":
                 error = {**error, "refused": True, "message": library[1]}
             if error.get("refused"):
@@ -179,6 +179,11 @@ def _records(carried: Relay | None, headers: list) -> list | None:
     return None if any(m is None for m in merged) else merged
 
 
+# What the judge counts itself where it carries the messages (autograder.relay).
+CARRIED = {"c10d::send", "c10d::recv_", "c10d::recv_any_source_", "c10d::barrier", "c10d::monitored_barrier_"}
+FUNCTIONAL_ALL_REDUCE = {"_c10d_functional::all_reduce", "_c10d_functional::all_reduce_", "_c10d_functional_autograd::all_reduce", "c10d_functional::all_reduce"}
+
+
 def merge(own: list, carried: list, reduces: bool = False) -> list | None:
     """A rank's record for the judge where the judge carried its messages: its own record, in which each
     all-reduce it issued is marked where it fell among the computation, with each mark's size the
@@ -193,11 +198,6 @@ def merge(own: list, carried: list, reduces: bool = False) -> list | None:
     for index, op in zip([i for i, op in enumerate(merged) if op[0] == "c10d::allreduce_"], reduced, strict=True):
         merged[index] = list(op)
     return merged + [op for op in carried if op[0] != "c10d::allreduce_"]
-
-
-# What the judge counts itself where it carries the messages (autograder.relay).
-CARRIED = {"c10d::send", "c10d::recv_", "c10d::recv_any_source_", "c10d::barrier", "c10d::monitored_barrier_"}
-FUNCTIONAL_ALL_REDUCE = {"_c10d_functional::all_reduce", "_c10d_functional::all_reduce_", "_c10d_functional_autograd::all_reduce", "c10d_functional::all_reduce"}
 
 
 def _leave(g, ranks: Ranks, world: int) -> bool:

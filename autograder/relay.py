@@ -223,9 +223,8 @@ class Relay:
         else:
             elements = math.ceil(len(payload) / ELEMENT_BYTES)
             self.records[source].append(["c10d::send", elements])
-            if answered(dst):
-                return None
-            self.records[dst].append(["c10d::recv_", elements])
+            if not answered(dst):
+                self.records[dst].append(["c10d::recv_", elements])
         if not answered(dst):
             deliver(dst, {"op": "relay_in", "src": source, "tag": tag}, payload)
         return None

@@ -61,9 +61,10 @@ def measure(grading, stages) -> None:
     for size in p.bench_sizes:
         label = _label(size)
         library = library_raws[label]
-        yours_us, library_us = switch_costs(calibrations, [r.window_us for r in learner_nulls[label]], [r.window_us for r in library_nulls[label]])
+        library_nulls_us = [r.window_us for r in library_nulls[label]]
+        yours_us, library_us = switch_costs(calibrations, [r.window_us for r in learner_nulls[label]], library_nulls_us)
         switches[label] = {"yours": yours_us, "library": library_us}
-        stalled_us = _median([r.window_us for r in library_nulls[label]] or [0.0])
+        stalled_us = _median(library_nulls_us or [0.0])
         if stalled_us > library_us:
             stalled = f"the null calls between the library's windows at {label} took {stalled_us:.0f} us, more than the calibrations allow ({library_us:.0f} us subtracted)"
             g.result.calibration_note = "; ".join(n for n in (g.result.calibration_note, stalled) if n)
