@@ -35,6 +35,10 @@ from typing import Any, ClassVar
 from .problem import LinearScale
 from .python_problems import CorrectnessAndSpeed
 
+# The key of a case's inputs that the judge keeps and never sends to a rank (the additions at the
+# crossings of autograder.ddp_model).
+JUDGE_ONLY = "judge_additions"
+
 
 @dataclass(frozen=True)
 class BusBandwidthSpeed:

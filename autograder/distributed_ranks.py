@@ -56,7 +56,7 @@ class Ranks:
     def exchange(self, world: int, requests: list[tuple[dict, bytes]], timeout: float, doing: str, relay=None) -> list:
         """Send one request to each of the first ``world`` ranks at once, then collect every answer
         by the deadline. Returns (header, payload) per rank, or None for a rank that did not answer.
-        With ``relay`` (autograder.relay.Relay), the ranks' messages to each other are handed on
+        With ``relay`` (autograder.relay_judge.Relay), the ranks' messages to each other are handed on
         and counted until each answers."""
         from . import wire
         from .session import WorkerGone

@@ -8,18 +8,19 @@ group they join (``RelayGroup``, torch.distributed's default group) sends each m
 through the worker's channel, and the judge (``Relay``) hands it to the rank it names and counts it.
 An all-reduce, where the problem allows one (the DDP exercise's buckets), is computed by the judge
 from every rank's part, in rank order. What a rank sent, received and all-reduced is what the judge
-carried; the rank's own record keeps only where each all-reduce fell among its computation. The
+carried; the rank's own record must name as many all-reduces. Where the exercise's model crosses
+the judge between layers (autograder.ddp_model), its ``boundary`` brings the gradient back with the
+judge's addition, and the judge's order of arrival places the all-reduces. The
 library's other collectives have nothing to run on: each raises ``LibraryCollectiveRefused``.
 
-Worker side: ``join(rank, world, post, take, allowed, mark)``; judge side: ``Relay`` inside
-autograder.distributed_ranks.Ranks.exchange.
+Worker side (here): ``join(rank, world, post, take, allowed, mark)``; judge side:
+autograder.relay_judge.Relay inside autograder.distributed_ranks.Ranks.exchange.
 """
 
 from __future__ import annotations
 
 import collections
 import functools
-import math
 
 BACKEND = "grader_relay"
 # dist.barrier's messages: a tag no send of the learner's can take (dist.send's tags are >= 0 in use).
@@ -45,13 +46,28 @@ def join(rank: int, world: int, post, take, allowed=(), mark=None) -> None:
 
     group = _group_class()
     if not hasattr(dist.Backend, BACKEND.upper()):
-        dist.Backend.register_backend(BACKEND, lambda store, r, w, timeout: group(r, w, *_ENDS), devices=["cpu"])
+        dist.Backend.register_backend(BACKEND, lambda store, r, w, timeout: _made(group(r, w, *_ENDS)), devices=["cpu"])
     _ENDS[:] = [post, take, frozenset(allowed), mark]
     dist.init_process_group(BACKEND, store=dist.HashStore(), rank=rank, world_size=world)
 
 
-# The worker's two ends of its channel, the collectives allowed and the marker, for the next group.
+def current_group():
+    """The relay group this rank's process group runs on (None outside a grading's relay), for the
+    crossings of autograder.ddp_model."""
+    import torch.distributed as dist
+
+    return _MADE[0] if _MADE and dist.is_initialized() and dist.get_backend() == BACKEND else None
+
+
+def _made(group):
+    _MADE[:] = [group]
+    return group
+
+
+# The worker's two ends of its channel, the collectives allowed and the marker, for the next group;
+# the last group made.
 _ENDS: list = []
+_MADE: list = []
 REDUCTIONS = ("SUM", "AVG", "MAX", "MIN", "PRODUCT")
 
 
@@ -136,6 +152,18 @@ def _group_class():
                 self._mark(["c10d::allreduce_", tensor.numel()])
             return Done(lambda: self._result(tensor, sequence))
 
+        def boundary(self, grad, layer: int):
+            """The gradient at one of autograder.ddp_model's crossings, sent to the judge and returned
+            with the judge's addition (only where the exercise's group carries crossings)."""
+            if "boundary" not in self._allowed:
+                return grad
+            self._sequence += 1
+            host = grad.detach().to("cpu", torch.float64).contiguous()
+            self._post({"collective": "boundary", "sequence": self._sequence, "layer": int(layer), "shape": list(host.shape)}, host.view(torch.uint8).numpy().tobytes())
+            back = torch.empty_like(host)
+            self._result(back, self._sequence)
+            return back.to(grad.dtype)
+
         def _result(self, tensor, sequence: int) -> int:
             _, data = self._await(lambda key: key == ("collective", sequence))
             if data:
@@ -196,82 +224,3 @@ def refused_collective(name: str):
         "group does not carry it: build the communication the exercise asks for from what its text names (dist.send and "
         "dist.recv for the ring)"
     )
-
-
-# -- judge side ------------------------------------------------------------------------------------------
-class Relay:
-    """The judge's half for one exchange of ``world`` ranks: each rank's message to another handed on
-    while that rank is still in its call, and what every rank sent and received, as records in the
-    form of autograder.ranks.CommRecord's (``c10d::send`` / ``c10d::recv_`` and elements)."""
-
-    def __init__(self, world: int, allowed=()) -> None:
-        self.world, self.allowed = world, frozenset(allowed)
-        self.records: list[list] = [[] for _ in range(world)]
-        # Each all-reduce's contributions by its number, until every rank has given its own.
-        self.pending: dict[int, dict[int, tuple]] = {}
-
-    def carry(self, source: int, header: dict, payload: bytes, deliver, answered) -> str | None:
-        """Hand one message of ``source`` on (``deliver(rank, header, payload)``) unless its rank has
-        answered (``answered(rank)``); an error message when the message names no other rank."""
-        if "collective" in header:
-            return self._collect(source, header, payload, deliver, answered)
-        dst, tag = header.get("relay"), header.get("tag")
-        if not isinstance(dst, int) or not isinstance(tag, int) or isinstance(dst, bool) or not 0 <= dst < self.world or dst == source:
-            return f"rank {source} sent a message to rank {dst!r}, which is not another rank of the group of {self.world}"
-        if tag == BARRIER_TAG:
-            self.records[source].append(["c10d::barrier", 0])
-        else:
-            elements = math.ceil(len(payload) / ELEMENT_BYTES)
-            self.records[source].append(["c10d::send", elements])
-            if not answered(dst):
-                self.records[dst].append(["c10d::recv_", elements])
-        if not answered(dst):
-            deliver(dst, {"op": "relay_in", "src": source, "tag": tag}, payload)
-        return None
-
-    def _collect(self, source: int, header: dict, payload: bytes, deliver, answered) -> str | None:
-        """One rank's part of an all-reduce; once every rank has given its own, the judge reduces them
-        in rank order and hands the result to every rank still in its call."""
-        import torch
-
-        sequence, shape, dtype = header.get("sequence"), header.get("shape"), _dtypes().get(header.get("dtype"))
-        if header.get("collective") not in self.allowed or header.get("reduce") not in REDUCTIONS:
-            return f"rank {source} asked for {header.get('collective')!r}, which this exercise's group does not carry"
-        if not isinstance(sequence, int) or not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape) or dtype is None:
-            return f"rank {source} sent an all-reduce the judge cannot read"
-        elements = math.prod(shape)
-        if len(payload) != elements * dtype.itemsize or source in self.pending.get(sequence, {}):
-            return f"rank {source} sent an all-reduce the judge cannot read"
-        self.records[source].append(["c10d::allreduce_", elements])
-        parts = self.pending.setdefault(sequence, {})
-        parts[source] = (header["reduce"], dtype, tuple(shape), payload)
-        if len(parts) < self.world:
-            return None
-        del self.pending[sequence]
-        kinds = {part[:3] for part in parts.values()}
-        if len(kinds) > 1:
-            return f"the ranks' all-reduce number {sequence} differs between ranks: {sorted(str(k) for k in kinds)}"
-        reduction = parts[0][0]
-        tensors = [torch.frombuffer(bytearray(parts[r][3]), dtype=dtype).reshape(shape) if elements else torch.empty(shape, dtype=dtype) for r in range(self.world)]
-        result = tensors[0].clone()
-        for tensor in tensors[1:]:
-            if reduction in ("SUM", "AVG"):
-                result += tensor
-            elif reduction == "PRODUCT":
-                result *= tensor
-            else:
-                result = torch.maximum(result, tensor) if reduction == "MAX" else torch.minimum(result, tensor)
-        if reduction == "AVG":
-            result /= self.world
-        data = result.contiguous().view(torch.uint8).numpy().tobytes() if elements else b""
-        for rank in range(self.world):
-            if not answered(rank):
-                deliver(rank, {"op": "collective_in", "sequence": sequence}, data)
-        return None
-
-
-def _dtypes() -> dict:
-    import torch
-
-    return {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16, "bfloat16": torch.bfloat16}
-

@@ -364,9 +364,9 @@ def test_the_judge_carries_and_counts_the_ranks_messages():
     """autograder.relay.Relay: a message to another rank still in its call is handed on and counted on
     both sides (elements of 4 bytes); one to a rank that has answered is counted as sent only; a
     barrier's are counted as barriers; a message to no other rank of the group is refused."""
-    from autograder import relay
+    from autograder import relay, relay_judge
 
-    carried = relay.Relay(3)
+    carried = relay_judge.Relay(3)
     delivered = []
     answered = {2}
     carry = lambda source, header, payload: carried.carry(source, header, payload, lambda dst, h, p: delivered.append((dst, h, p)), lambda r: r in answered)  # noqa: E731
@@ -402,10 +402,10 @@ def test_the_judge_computes_the_all_reduces_it_carries():
     """An all-reduce on the relay: each rank's part is kept until every rank gave its own, then the
     judge reduces them in rank order and hands the result to every rank still in its call; a problem
     that allows none refuses it, and parts that differ between ranks are an error."""
-    from autograder import relay
+    from autograder import relay_judge
 
     def run(parts, allowed=("allreduce",), reduce="SUM", answered=()):
-        carried, delivered = relay.Relay(len(parts), allowed), []
+        carried, delivered = relay_judge.Relay(len(parts), allowed), []
         messages = []
         for rank, values in enumerate(parts):
             tensor = torch.tensor(values, dtype=torch.float32)
@@ -438,3 +438,59 @@ def test_a_record_is_merged_with_what_the_judge_carried():
     # A functional all-reduce's operator and the mark it made on the group are one all-reduce.
     functional = [["_c10d_functional::all_reduce", 5], ["c10d::allreduce_", 5], ["_c10d_functional::wait_tensor", 5]]
     assert distributed_cases.merge(functional, [["c10d::allreduce_", 7]], reduces=True) == [["c10d::allreduce_", 7], ["_c10d_functional::wait_tensor", 5]]
+
+
+def test_the_judge_adds_its_own_part_at_each_crossing_and_places_it():
+    """autograder.relay_judge.Relay at a crossing of exercise 5.3's model: the gradient comes back to its
+    rank with the judge's addition for that rank and layer, the crossing is recorded where it arrived
+    among the rank's all-reduces, and a crossing the judge does not expect (a layer, a shape, a
+    problem without crossings) is an error. Merged with the rank's record, the judge's order stands."""
+    from autograder import distributed_cases, relay_judge
+
+    added = [{1: torch.full((2, 3), 0.5, dtype=torch.float64)}, {1: torch.full((2, 3), -1.0, dtype=torch.float64)}]
+    carried, delivered = relay_judge.Relay(2, ("allreduce", "boundary"), added), []
+    grad = torch.arange(6, dtype=torch.float64).reshape(2, 3)
+
+    def cross(rank, layer=1, tensor=grad, relay=carried):
+        header = {"collective": "boundary", "sequence": 4, "layer": layer, "shape": list(tensor.shape)}
+        return relay.carry(rank, header, tensor.numpy().tobytes(), lambda dst, h, p: delivered.append((dst, h, p)), lambda r: False)
+
+    part = torch.ones(2, dtype=torch.float32)
+    reduce = {"collective": "allreduce", "sequence": 1, "reduce": "SUM", "dtype": "float32", "shape": [2]}
+    assert carried.carry(1, reduce, part.numpy().tobytes(), lambda *a: None, lambda r: False) is None
+    assert cross(1) is None
+    assert delivered[0][:2] == (1, {"op": "collective_in", "sequence": 4})
+    assert torch.frombuffer(bytearray(delivered[0][2]), dtype=torch.float64).reshape(2, 3).equal(grad - 1.0)
+    assert carried.records[1] == [["c10d::allreduce_", 2], ["grader::boundary", 1]]
+    assert "does not expect" in cross(0, layer=2)
+    assert "does not expect" in cross(0, tensor=torch.zeros(3, 2, dtype=torch.float64))
+    assert "does not expect" in cross(0, relay=relay_judge.Relay(2, ("allreduce",), added))
+    own = [["c10d::allreduce_", 2]]
+    assert distributed_cases.merge(own, carried.records[1], reduces=True) == [["c10d::allreduce_", 2], ["grader::boundary", 1]]
+    late = [["grader::boundary", 1], ["c10d::allreduce_", 2]]
+    assert distributed_cases.merge([["c10d::allreduce_", 9]], late, reduces=True) == late
+
+
+def test_the_exercise_model_crosses_nothing_outside_a_grading():
+    """autograder.ddp_model: without the judge, forward_loss is the plain three-layer model and its
+    crossings change no gradient; the expected gradients with no additions are the whole batch's, and
+    an addition at a crossing changes the gradients below it only."""
+    from autograder import ddp_model
+
+    generator = torch.Generator().manual_seed(3)
+    dims = [5, 7, 7, 2]
+    params = [t for i in range(3) for t in (torch.randn(dims[i], dims[i + 1], generator=generator, dtype=torch.float64), torch.randn(dims[i + 1], generator=generator, dtype=torch.float64))]
+    x, y = torch.randn(4, 5, generator=generator, dtype=torch.float64), torch.randn(4, 2, generator=generator, dtype=torch.float64)
+    own = [p.clone().requires_grad_(True) for p in params]
+    plain = torch.autograd.grad(ddp_model.forward_loss(own, x, y), own)
+    h = x
+    for i in range(3):
+        h = h @ own[2 * i] + own[2 * i + 1]
+        h = torch.tanh(h) if i < 2 else h
+    assert all(torch.allclose(a, b) for a, b in zip(plain, torch.autograd.grad(((h - y) ** 2).sum(dim=1).mean(), own), strict=True))
+    zero = [{1: torch.zeros(2, 7, dtype=torch.float64), 2: torch.zeros(2, 7, dtype=torch.float64)}] * 2
+    shards = [(x[:2], y[:2]), (x[2:], y[2:])]
+    assert all(torch.allclose(a, b) for a, b in zip(ddp_model.perturbed_gradients(params, shards, zero, torch.float64), plain, strict=True))
+    nudged = [{1: torch.zeros(2, 7, dtype=torch.float64), 2: torch.ones(2, 7, dtype=torch.float64)}, zero[1]]
+    moved = ddp_model.perturbed_gradients(params, shards, nudged, torch.float64)
+    assert [not torch.allclose(a, b) for a, b in zip(moved, plain, strict=True)] == [True, True, True, True, False, False]

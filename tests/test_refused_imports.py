@@ -21,6 +21,7 @@ PACKAGE = ROOT / "autograder"
 COMPUTES_NO_ANSWER = {
     "autograder.answers": "the judge's stages for Python answers: they call a problem's reference, hold none",
     "autograder.compiled": "the harness that runs the learner's function under torch.compile and counts what it did",
+    "autograder.ddp_model": "exercise 5.3's model, which the learner's code calls; the additions that make the expected gradients are the judge's alone",
     "autograder.distributed": "starts the ranks and compares what they return with the judge's answers",
     "autograder.exact": "compares answers with expected ones it is given",
     "autograder.megakernels": "Act 8's inputs, eager steps (the library) and traces, which its notebooks use; a kernel computing the answer with them runs PyTorch's operators, which the honesty check rejects",

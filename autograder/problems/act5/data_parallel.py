@@ -1,17 +1,21 @@
 """Exercise 5.3: data parallelism with gradient buckets that overlap the backward pass, run as 2, 3 and 4
 gloo ranks.
 
-Each rank holds the same three-layer MLP and its own shard of the batch. Its gradients, averaged over
-the ranks, must equal single-process training on the whole batch; the all-reduces must be the
-buckets the exercise defines (filled in the order gradients become ready, launched as soon as they
-reach ``bucket_cap`` elements, the remainder after the backward pass), and the first of them must be
-issued while the backward pass still has work to do."""
+Each rank holds the same three-layer MLP (autograder.ddp_model) and its own shard of the batch. Its
+gradients, averaged over the ranks, must equal the mean of the ranks' own gradients; the all-reduces
+must be the buckets the exercise defines (filled in the order gradients become ready, launched as soon
+as they reach ``bucket_cap`` elements, the remainder after the backward pass), and the first of them
+must reach the judge before the backward pass has crossed into the first layer. The crossings are the
+judge's (autograder.ddp_model): each gradient passed down from one layer to the one below comes back
+with an addition only the judge holds, so the expected gradients include it and the order in which the
+judge saw all-reduces and crossings is the rank's order."""
 
 from __future__ import annotations
 
 import torch
 
-from ...distributed import DistributedProblem
+from ...ddp_model import LAYERS, perturbations, perturbed_gradients
+from ...distributed import JUDGE_ONLY, DistributedProblem
 from ...problem import register
 
 # (batch per rank, input, hidden, output, bucket_cap in elements).
@@ -23,21 +27,9 @@ DDP_CASES = (
     (3, (2, 9, 40, 6, 500)),
     (4, (2, 11, 36, 4, 400)),
 )
-LAYERS = 3
 DDP_OUTPUTS = tuple(f"grad_{kind}{i}" for i in range(LAYERS) for kind in ("w", "b"))
 TOLERANCE_FACTOR = 16.0
-COMM_OK = {"c10d::allreduce_", "c10d::barrier"}
-
-
-def mlp_loss(params: list, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """h = x; h = h @ W_i + b_i for each layer, tanh after all but the last; the loss is the mean over
-    the batch of each sample's summed squared error."""
-    h = x
-    for i in range(LAYERS):
-        h = h @ params[2 * i] + params[2 * i + 1]
-        if i < LAYERS - 1:
-            h = torch.tanh(h)
-    return ((h - y) ** 2).sum(dim=1).mean()
+COMM_OK = {"c10d::allreduce_", "c10d::barrier", "grader::boundary"}
 
 
 def ddp_inputs(size: tuple, world_size: int, seed: int) -> list[dict]:
@@ -50,29 +42,28 @@ def ddp_inputs(size: tuple, world_size: int, seed: int) -> list[dict]:
         params.append(torch.randn(dims[i + 1], generator=generator) * 0.3)
     x = torch.randn(batch * world_size, d_in, generator=generator)
     y = torch.randn(batch * world_size, d_out, generator=generator)
+    additions = perturbations(batch, d_hidden, world_size, generator)
     return [
-        {"params": [p.clone() for p in params], "x": x[r * batch:(r + 1) * batch].clone(), "y": y[r * batch:(r + 1) * batch].clone(), "bucket_cap": cap}
+        {"params": [p.clone() for p in params], "x": x[r * batch:(r + 1) * batch].clone(), "y": y[r * batch:(r + 1) * batch].clone(), "bucket_cap": cap, JUDGE_ONLY: additions[r]}
         for r in range(world_size)
     ]
 
 
-def _full_grads(inputs: list[dict], dtype) -> dict:
-    params = [p.detach().to(dtype).requires_grad_(True) for p in inputs[0]["params"]]
-    x = torch.cat([c["x"] for c in inputs]).to(dtype)
-    y = torch.cat([c["y"] for c in inputs]).to(dtype)
-    mlp_loss(params, x, y).backward()
-    return {name: p.grad for name, p in zip(DDP_OUTPUTS, params, strict=True)}
+def _grads(inputs: list[dict], dtype) -> dict:
+    shards = [(c["x"], c["y"]) for c in inputs]
+    grads = perturbed_gradients(inputs[0]["params"], shards, [c[JUDGE_ONLY] for c in inputs], dtype)
+    return dict(zip(DDP_OUTPUTS, grads, strict=True))
 
 
 def ddp_reference(inputs: list[dict]) -> list[dict]:
-    """Every rank ends with the gradients of the whole batch's loss (equal shards: the mean of the
-    ranks' gradients)."""
-    full = _full_grads(inputs, torch.float64)
+    """Every rank ends with the mean of the ranks' gradients, each taken with the judge's additions at
+    its own crossings (with none, the gradient of the whole batch's loss)."""
+    full = _grads(inputs, torch.float64)
     return [full for _ in inputs]
 
 
 def ddp_tolerance(inputs: list[dict], expected: list[dict]) -> list[dict]:
-    exact, single = expected[0], _full_grads(inputs, torch.float32)
+    exact, single = expected[0], _grads(inputs, torch.float32)
     eps = torch.finfo(torch.float32).eps
     bound = {n: TOLERANCE_FACTOR * float((single[n].double() - exact[n]).abs().max()) + eps * float(exact[n].abs().max()) for n in DDP_OUTPUTS}
     return [dict(bound) for _ in inputs]
@@ -92,9 +83,9 @@ def expected_buckets(sizes_in_ready_order: list[int], cap: int) -> list[int]:
 
 
 def check_ddp_comm(records: list, world_size: int, size: tuple, inputs: list) -> tuple[str | None, str]:
-    """The record of each rank, every operation in order: only all-reduces (no broadcast, no library
-    wrapper's other collectives), buckets of the rule's sizes, and the first all-reduce issued before
-    the backward pass's last matrix multiply (the first layer's weight gradient)."""
+    """What the judge carried for each rank, in the order it arrived: only all-reduces (no broadcast, no
+    library wrapper's other collectives), buckets of the rule's sizes, every layer boundary crossed,
+    and the first all-reduce before the last crossing (into the first layer)."""
     cap = size[-1]
     sizes = [p.numel() for p in inputs[0]["params"]]
     total, largest = sum(sizes), max(sizes)
@@ -114,10 +105,15 @@ def check_ddp_comm(records: list, world_size: int, size: tuple, inputs: list) ->
                 "holds at least bucket_cap elements (so every bucket but the last holds at least that many, and less than bucket_cap "
                 "plus one parameter), the rest once the backward pass is over"
             )
-        matmuls = [i for i, (name, _) in enumerate(ops) if name in ("aten::mm", "aten::addmm")]
-        if len(amounts) > 1 and matmuls and reduces[0][0] > matmuls[-1]:
+        crossings = [i for i, (name, _) in enumerate(ops) if name == "grader::boundary"]
+        if len(crossings) < LAYERS - 1:
             return "FAIL", (
-                f"rank {rank} issued its first all-reduce after the backward pass had finished: launch each bucket from a gradient "
+                f"rank {rank}'s backward pass crossed {len(crossings)} of the model's {LAYERS - 1} layer boundaries: compute the loss "
+                "with the exercise's forward_loss (from autograder.ddp_model import forward_loss), whose gradients pass through the grader"
+            )
+        if len(amounts) > 1 and reduces[0][0] > crossings[-1]:
+            return "FAIL", (
+                f"rank {rank} issued its first all-reduce after the backward pass had reached the first layer: launch each bucket from a gradient "
                 "hook (register_post_accumulate_grad_hook) as soon as it is full, with async_op=True, so that it overlaps the rest of the backward pass"
             )
     return None, f"buckets of {amounts} elements; the first issued during the backward pass" if len(amounts) > 1 else f"one bucket of {amounts} elements"
@@ -136,11 +132,11 @@ register(
         tolerance=ddp_tolerance,
         cases=DDP_CASES,
         check_comm=check_ddp_comm,
-        # The buckets' all-reduces are computed by the judge, which counts them (autograder.relay).
+        # The buckets' all-reduces are computed by the judge, which counts them and places them among
+        # the backward pass's crossings (autograder.relay, autograder.ddp_model).
         relay=True,
-        relay_collectives=("allreduce",),
+        relay_collectives=("allreduce", "boundary"),
         describe_size=lambda s: f"batch {s[0]} per rank, layers {s[1]}-{s[2]}-{s[2]}-{s[3]}, bucket_cap {s[4]:,}",
         correctness_points=3.0,
-        trace=True,
     )
 )

@@ -6,14 +6,7 @@
 import torch
 import torch.distributed as dist
 
-
-def forward_loss(params, x, y):
-    h = x
-    for i in range(3):
-        h = h @ params[2 * i] + params[2 * i + 1]
-        if i < 2:
-            h = torch.tanh(h)
-    return ((h - y) ** 2).sum(dim=1).mean()
+from autograder.ddp_model import forward_loss
 
 
 def ddp_step(params, x, y, bucket_cap):

@@ -4,16 +4,8 @@
 # devices: cpu cuda
 # PyTorch's own DistributedDataParallel does the bucketing: the library, not the learner.
 import torch
-import torch.distributed as dist
 
-
-def forward_loss(params, x, y):
-    h = x
-    for i in range(3):
-        h = h @ params[2 * i] + params[2 * i + 1]
-        if i < 2:
-            h = torch.tanh(h)
-    return ((h - y) ** 2).sum(dim=1).mean()
+from autograder.ddp_model import forward_loss
 
 
 class Stack(torch.nn.Module):

@@ -1,0 +1,42 @@
+# expect: FAIL
+# problem: act5.ddp_buckets
+# entry: ddp_step
+# devices: cpu cuda
+# says: after the backward pass had reached the first layer
+# The right buckets all-reduced after the backward pass, then each all-reduce's mark moved to the front
+# of the grader's record (no mark added or removed), to claim the overlap. The order is the judge's:
+# the gradients cross it between layers (autograder.ddp_model), and it saw every crossing first.
+import torch
+import torch.distributed as dist
+from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+from autograder.ddp_model import forward_loss
+
+
+def ddp_step(params, x, y, bucket_cap):
+    world = dist.get_world_size()
+    params = [p.detach().clone().requires_grad_(True) for p in params]
+    order = []
+    for p in params:
+        p.register_post_accumulate_grad_hook(order.append)
+    forward_loss(params, x, y).backward()
+    buckets, current = [], []
+    for p in order:
+        current.append(p)
+        if sum(q.numel() for q in current) >= bucket_cap:
+            buckets.append(current)
+            current = []
+    if current:
+        buckets.append(current)
+    for members in buckets:
+        flat = torch.cat([p.grad.reshape(-1) for p in members])
+        dist.all_reduce(flat)
+        offset = 0
+        for p in members:
+            p.grad.copy_(flat[offset:offset + p.numel()].view_as(p) / world)
+            offset += p.numel()
+    for mode in _get_current_dispatch_mode_stack():
+        if hasattr(mode, "ops"):
+            marks = [op for op in mode.ops if op[0] == "c10d::allreduce_"]
+            mode.ops[:] = marks + [op for op in mode.ops if op[0] != "c10d::allreduce_"]
+    return tuple(p.grad for p in params)
