@@ -86,7 +86,6 @@ class DistributedProblem(CorrectnessAndSpeed):
     speed: BusBandwidthSpeed | None = None
     speed_points: float = 0.0
     case_timeout: float = 60.0
-    trace: bool = False
     # The ranks' messages go through the judge, which counts them, and the ranks have no network and
     # no library collective (autograder.relay); the timed run on NCCL keeps its own network.
     relay: bool = False

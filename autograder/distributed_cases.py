@@ -107,7 +107,7 @@ def _case(g, ranks: Ranks, world: int, size) -> bool:
     # What only the judge may hold (the additions at the crossings of autograder.ddp_model) stays here.
     sent = [{k: v for k, v in i.items() if k != JUDGE_ONLY} if isinstance(i, dict) else i for i in inputs]
     requests = [
-        ({"op": "rank_call", "rank": r, "world_size": world, "port": port, "timeout": timeout + 30, "outputs": list(problem.outputs), "trace": problem.trace, "relay": problem.relay, "collectives": list(problem.relay_collectives)}, pickle.dumps(sent[r]))
+        ({"op": "rank_call", "rank": r, "world_size": world, "port": port, "timeout": timeout + 30, "outputs": list(problem.outputs), "relay": problem.relay, "collectives": list(problem.relay_collectives)}, pickle.dumps(sent[r]))
         for r in range(world)
     ]
     additions = [i.get(JUDGE_ONLY) if isinstance(i, dict) else None for i in inputs]
@@ -190,9 +190,10 @@ FUNCTIONAL_ALL_REDUCE = {"_c10d_functional::all_reduce", "_c10d_functional::all_
 
 
 def merge(own: list, carried: list, reduces: bool = False) -> list | None:
-    """A rank's record for the judge where the judge carried its messages: its own record, in which each
-    all-reduce it issued is marked where it fell among the computation, with each mark's size the
-    judge's; then the judge's sends and receives. None when the marks and what the judge carried differ
+    """A rank's record for the judge where the judge carried its messages: its own record of
+    torch.distributed's operations, in which each all-reduce it issued is marked, with each mark's size
+    the judge's; then the judge's sends and receives (where the model's gradients crossed the judge,
+    the judge's whole record in its order of arrival). None when the marks and what the judge carried differ
     in number (the record was edited). Where the judge computes all-reduces (``reduces``), a
     functional all-reduce's own operator is left out: the mark it made on the group stands for it."""
     marks = [i for i, op in enumerate(own) if op[0] == "c10d::allreduce_"]
