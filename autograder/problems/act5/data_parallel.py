@@ -85,7 +85,7 @@ def expected_buckets(sizes_in_ready_order: list[int], cap: int) -> list[int]:
 def check_ddp_comm(records: list, world_size: int, size: tuple, inputs: list) -> tuple[str | None, str]:
     """What the judge carried for each rank, in the order it arrived: only all-reduces (no broadcast, no
     library wrapper's other collectives), buckets of the rule's sizes, every layer boundary crossed,
-    and the first all-reduce before the last crossing (into the first layer)."""
+    and the first all-reduce before the judge first saw the crossing into the first layer."""
     cap = size[-1]
     sizes = [p.numel() for p in inputs[0]["params"]]
     total, largest = sum(sizes), max(sizes)
@@ -105,13 +105,17 @@ def check_ddp_comm(records: list, world_size: int, size: tuple, inputs: list) ->
                 "holds at least bucket_cap elements (so every bucket but the last holds at least that many, and less than bucket_cap "
                 "plus one parameter), the rest once the backward pass is over"
             )
-        crossings = [i for i, (name, _) in enumerate(ops) if name == "grader::boundary"]
-        if len(crossings) < LAYERS - 1:
+        # Where the judge first saw each layer's crossing: a crossing asked for again later says nothing.
+        crossed = {}
+        for i, (name, layer) in enumerate(ops):
+            if name == "grader::boundary":
+                crossed.setdefault(layer, i)
+        if len(crossed) < LAYERS - 1:
             return "FAIL", (
-                f"rank {rank}'s backward pass crossed {len(crossings)} of the model's {LAYERS - 1} layer boundaries: compute the loss "
+                f"rank {rank}'s backward pass crossed {len(crossed)} of the model's {LAYERS - 1} layer boundaries: compute the loss "
                 "with the exercise's forward_loss (from autograder.ddp_model import forward_loss), whose gradients pass through the grader"
             )
-        if len(amounts) > 1 and reduces[0][0] > crossings[-1]:
+        if len(amounts) > 1 and reduces[0][0] > crossed[1]:
             return "FAIL", (
                 f"rank {rank} issued its first all-reduce after the backward pass had reached the first layer: launch each bucket from a gradient "
                 "hook (register_post_accumulate_grad_hook) as soon as it is full, with async_op=True, so that it overlaps the rest of the backward pass"
