@@ -155,6 +155,9 @@ has verdicts && step pytest-adversarial-gpu timeout "${ADVERSARIAL_S:-300}" "${P
 # How many launches a stream takes behind an unwritten wait word before the host blocks
 # (tests/gpu/probe_launch_queue.py): the depth behind autograder.windows' halving of the library's calls.
 has probe && step probe-launch-queue timeout "${PROBE_S:-240}" "$PY" tests/gpu/probe_launch_queue.py "$RUN/launch-queue.json"
+# Whether the ring's timed ranks, armed without a collective, keep their sends and receives and lose
+# every collective once they may open no socket (tests/gpu/probe_nccl_sockets_after_arm.py; 2 GPUs).
+has nccl-sockets && [ "$NGPU" -ge 2 ] && step probe-nccl-sockets timeout "${PROBE_S:-240}" "$PY" tests/gpu/probe_nccl_sockets_after_arm.py "$RUN/nccl-sockets-after-arm.json"
 # The tests that time beside processes spinning on every core of the host (busy_host in their names:
 # the CUDA-graph exercise's two loops on one core): they load the CPUs every track shares, so a call
 # runs them with no other track timing anything.
