@@ -88,7 +88,8 @@ class Relay:
         where it fell among the rank's all-reduces recorded (``grader::boundary`` and the layer)."""
         import torch
 
-        added = (self.additions or [{}] * self.world)[source].get(header.get("layer")) if "boundary" in self.allowed else None
+        own = self.additions[source] if "boundary" in self.allowed and self.additions else None
+        added = own.get(header.get("layer")) if isinstance(own, dict) else None
         if added is None or header.get("shape") != list(added.shape) or len(payload) != added.numel() * 8:
             return f"rank {source} sent a gradient the judge does not expect at layer {header.get('layer')!r}"
         self.records[source].append(["grader::boundary", header["layer"]])

@@ -465,6 +465,7 @@ def test_the_judge_adds_its_own_part_at_each_crossing_and_places_it():
     assert "does not expect" in cross(0, layer=2)
     assert "does not expect" in cross(0, tensor=torch.zeros(3, 2, dtype=torch.float64))
     assert "does not expect" in cross(0, relay=relay_judge.Relay(2, ("allreduce",), added))
+    assert "does not expect" in cross(0, relay=relay_judge.Relay(2, ("allreduce", "boundary"), [None, None]))
     own = [["c10d::allreduce_", 2]]
     assert distributed_cases.merge(own, carried.records[1], reduces=True) == [["c10d::allreduce_", 2], ["grader::boundary", 1]]
     late = [["grader::boundary", 1], ["c10d::allreduce_", 2]]
