@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import torch
 
+from .ddp_model import BOUNDARY
 from .distributed import JUDGE_ONLY
 from .distributed_ranks import Ranks, free_port, missing_message
 from .relay_judge import Relay
@@ -175,7 +176,7 @@ def _case(g, ranks: Ranks, world: int, size) -> bool:
 def _records(carried: Relay | None, headers: list) -> list | None:
     """Each rank's communication: its own record of torch.distributed's operations, or, where the
     judge carried the messages, the judge's count of them in the places the rank's record marks
-    (autograder.relay.merge); None when a rank's record disagrees with what the judge carried."""
+    (merge, below); None when a rank's record disagrees with what the judge carried."""
     own = [h.get("comm") or [] for h in headers]
     if carried is None:
         return own
@@ -185,7 +186,6 @@ def _records(carried: Relay | None, headers: list) -> list | None:
 
 # What the judge counts itself where it carries the messages (autograder.relay).
 CARRIED = {"c10d::send", "c10d::recv_", "c10d::recv_any_source_", "c10d::barrier", "c10d::monitored_barrier_"}
-BOUNDARY = "grader::boundary"
 FUNCTIONAL_ALL_REDUCE = {"_c10d_functional::all_reduce", "_c10d_functional::all_reduce_", "_c10d_functional_autograd::all_reduce", "c10d_functional::all_reduce"}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from .ddp_model import BOUNDARY
 from .relay import BARRIER_TAG, ELEMENT_BYTES, REDUCTIONS
 
 
@@ -82,17 +83,16 @@ class Relay:
                 deliver(rank, {"op": "collective_in", "sequence": sequence}, data)
         return None
 
-
     def _cross(self, source: int, header: dict, payload: bytes, deliver) -> str | None:
         """A gradient at a layer's crossing: handed back to its rank with the judge's addition, and
-        where it fell among the rank's all-reduces recorded (``grader::boundary`` and the layer)."""
+        where it fell among the rank's all-reduces recorded (``BOUNDARY`` and the layer)."""
         import torch
 
         own = self.additions[source] if "boundary" in self.allowed and self.additions else None
         added = own.get(header.get("layer")) if isinstance(own, dict) else None
-        if added is None or header.get("shape") != list(added.shape) or len(payload) != added.numel() * 8:
+        if added is None or header.get("shape") != list(added.shape) or len(payload) != added.numel() * added.element_size():
             return f"rank {source} sent a gradient the judge does not expect at layer {header.get('layer')!r}"
-        self.records[source].append(["grader::boundary", header["layer"]])
+        self.records[source].append([BOUNDARY, header["layer"]])
         result = torch.frombuffer(bytearray(payload), dtype=torch.float64).reshape(added.shape) + added
         deliver(source, {"op": "collective_in", "sequence": header.get("sequence")}, result.numpy().tobytes())
         return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from ...ddp_model import LAYERS, perturbations, perturbed_gradients
+from ...ddp_model import BOUNDARY, LAYERS, perturbations, perturbed_gradients
 from ...distributed import JUDGE_ONLY, DistributedProblem
 from ...problem import register
 
@@ -29,7 +29,7 @@ DDP_CASES = (
 )
 DDP_OUTPUTS = tuple(f"grad_{kind}{i}" for i in range(LAYERS) for kind in ("w", "b"))
 TOLERANCE_FACTOR = 16.0
-COMM_OK = {"c10d::allreduce_", "c10d::barrier", "grader::boundary"}
+COMM_OK = {"c10d::allreduce_", "c10d::barrier", BOUNDARY}
 
 
 def ddp_inputs(size: tuple, world_size: int, seed: int) -> list[dict]:
@@ -108,7 +108,7 @@ def check_ddp_comm(records: list, world_size: int, size: tuple, inputs: list) ->
         # Where the judge first saw each layer's crossing: a crossing asked for again later says nothing.
         crossed = {}
         for i, (name, layer) in enumerate(ops):
-            if name == "grader::boundary":
+            if name == BOUNDARY:
                 crossed.setdefault(layer, i)
         if len(crossed) < LAYERS - 1:
             return "FAIL", (
