@@ -2,8 +2,9 @@
 tests), timed by the judge's own clock from its go to the last rank's answer, then, once the
 learner's ranks are gone, the library's collective in trusted ranks with the same protocol; the
 ratio of their bus bandwidths is what autograder.distributed.score grades. Two timed outputs,
-picked after the run, are read back and checked, and the record of every communication call of the
-timed run is judged like the correctness cases'."""
+picked after the run, are read back and checked, the record of every communication call of the
+timed run is judged like the correctness cases', and the process group's own count of its collectives
+(autograder.flight_record) must not have grown during the timed calls."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import time
 
 import torch
 
+from . import flight_record
 from .distributed import BusBandwidthSpeed
 from .distributed_cases import compare, decode_outputs
 from .distributed_ranks import Ranks, free_port, missing_message, rank_setup
@@ -161,6 +163,10 @@ def _timed_run(g, ranks: Ranks, speed: BusBandwidthSpeed, backend: str, check: b
         answers = ranks.exchange(world, [({"op": "rank_close"}, b"")] * world, 120.0, "closing the group")
         if any(a is None for a in answers):
             return {"note": missing_message(world, answers, 120.0, "closing the group")}
+        # Read after the clock stopped: the process group's own count of its collectives.
+        hidden = flight_record.judge([header for header, _ in answers], backend) if check else None
+        if hidden:
+            return hidden
     return {"seconds": min(rounds), "rounds": rounds}
 
 

@@ -18,7 +18,7 @@ import pickle
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
 
-from . import learner_code, relay, shared
+from . import flight_record, learner_code, relay, shared
 
 # Operator namespaces of torch.distributed: everything in them is communication.
 COMM_NAMESPACES = ("c10d", "_c10d_functional", "c10d_functional", "_dtensor")
@@ -67,6 +67,7 @@ def join(request: dict) -> None:
     if request.get("backend") == "nccl":
         torch.cuda.set_device(rank)
     store = dist.TCPStore("127.0.0.1", request["port"], world, rank == 0, timeout=timeout)
+    flight_record.switch_on()
     dist.init_process_group(request.get("backend", "gloo"), store=store, rank=rank, world_size=world, timeout=timeout)
 
 
@@ -164,6 +165,7 @@ class Bench:
     def __init__(self) -> None:
         self.inputs: list[torch.Tensor] = []
         self.outputs: list[torch.Tensor] = []
+        self.backend, self.marked = "gloo", None
 
     def arm(self, worker, request: dict) -> dict:
         import torch.distributed as dist
@@ -184,6 +186,8 @@ class Bench:
         if device.type == "cuda":
             torch.cuda.synchronize()
         dist.barrier()
+        self.backend = request.get("backend", "gloo")
+        self.marked = flight_record.mark(self.backend)
         return {"armed": True}
 
     def go(self, worker) -> dict:
@@ -215,10 +219,14 @@ class Bench:
         return {"outputs": meta}, data
 
     def close(self) -> dict:
-        self.inputs, self.outputs = [], []
+        """After the judge's clock stopped and before leaving (whose barrier is a collective): the
+        collectives the process group itself counted since the arm (autograder.flight_record: one
+        hidden from the record of communication is caught there)."""
+        ran = flight_record.collectives_since(self.marked, self.backend)
+        self.inputs, self.outputs, self.marked = [], [], None
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
-        return leave()
+        return {**leave(), "collectives": ran}
 
 
 def visible_gpus() -> int:

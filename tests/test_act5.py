@@ -293,6 +293,29 @@ def test_timed_protocol_catches_a_wrong_timed_call(tmp_path):
     assert row.get("wrong") and "wrong answer" in row["note"]
 
 
+HIDDEN_IN_THE_TIMED_RUN = {
+    "modes switched off": "    with _disable_current_modes():\n        dist.all_reduce(torch.ones(1))\n",
+    "the group's own method": "    with _disable_current_modes():\n        dist.group.WORLD.allreduce([torch.ones(1)]).wait()\n",
+    "a group of its own": "    with _disable_current_modes():\n        dist.all_reduce(torch.ones(1), group=dist.new_group([0, 1]))\n",
+}
+
+
+@pytest.mark.parametrize("hiding", sorted(HIDDEN_IN_THE_TIMED_RUN))
+def test_a_collective_hidden_from_the_timed_record_is_rejected(tmp_path, hiding):
+    """The timed ranks' record of communication lives in the learner's process, where a collective can
+    run with the record switched off; the process group's own flight record counts it, and the timed
+    run is rejected (the correctness cases, on the relay, pass: the hidden call runs only on gloo)."""
+    module = tmp_path / "submission.py"
+    hide = "    if dist.get_backend() == 'gloo':\n" + "".join("    " + line + "\n" for line in HIDDEN_IN_THE_TIMED_RUN[hiding].splitlines())
+    module.write_text(
+        "from torch.utils._python_dispatch import _disable_current_modes\n" + _solution_ring().replace(
+            "    rank, world = dist.get_rank(), dist.get_world_size()\n", hide + "    rank, world = dist.get_rank(), dist.get_world_size()\n", 1
+        )
+    )
+    row = _timed_on_gloo(tmp_path, module)
+    assert row.get("reject") and "the process group's own record counted it" in row["note"], row
+
+
 def test_no_rank_process_outlives_a_grading():
     problem = registry.get("act5.ring_all_reduce")
     hang = "import torch\nimport torch.distributed as dist\n\ndef ring_all_reduce(tensor):\n    dist.recv(torch.empty(1), (dist.get_rank() + 1) % 2)\n"

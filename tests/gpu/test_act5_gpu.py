@@ -47,6 +47,30 @@ def test_reference_ring_against_nccl():
     assert result["points"] == problem.max_points
 
 
+# Hidden only where the group is a real one (the timed run on NCCL), never on the judge's relay.
+HIDDEN_ON_NCCL = {
+    "modes switched off": "        with _disable_current_modes():\n            dist.all_reduce(torch.ones(1, device=tensor.device))\n",
+    "a group of its own": "        with _disable_current_modes():\n            dist.all_reduce(torch.ones(1, device=tensor.device), group=dist.new_group([0, 1]))\n",
+}
+
+
+@pytest.mark.parametrize("hiding", sorted(HIDDEN_ON_NCCL))
+def test_a_collective_hidden_in_the_timed_run_is_rejected(hiding):
+    """The reference ring plus one NCCL all-reduce in each timed call, out of sight of the rank's own
+    record: NCCL's flight record counts it, and the grading is rejected (autograder.flight_record)."""
+    problem = registry.get("act5.ring_all_reduce")
+    cells = source.notebook_cells(str(ROOT / "solutions" / f"{problem.notebook}.ipynb"))
+    code = "from torch.utils._python_dispatch import _disable_current_modes\n" + source.extract(cells, problem.function).replace(
+        "    rank, world = dist.get_rank(), dist.get_world_size()\n",
+        "    if dist.get_backend() == 'nccl':\n" + HIDDEN_ON_NCCL[hiding] + "    rank, world = dist.get_rank(), dist.get_world_size()\n",
+        1,
+    )
+    result = grading.grade_source(problem, code, problem.function, device="cuda")
+    name = hiding.replace(" ", "-")
+    _out(f"hidden-collective-{name}.json").write_text(json.dumps({k: result.get(k) for k in ("status", "message", "points", "distributed_speed")}, indent=1, default=str))
+    assert result["status"] == "REJECT" and "the process group's own record counted it" in result["message"], result["message"]
+
+
 def test_nccl_bus_bandwidth_is_measured():
     path = _out("nccl-busbw.json")
     assert nccl_bench.main(["--out", str(path)]) == 0
