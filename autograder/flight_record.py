@@ -6,11 +6,11 @@ communication is recorded in the rank's own process (autograder.ranks.CommRecord
 A dispatch mode can be switched off for a moment (``_disable_current_modes``), and a process group's
 methods can be called without torch.distributed's Python functions. The flight recorder is kept by
 the process group in C++ (PyTorch's ``TORCH_FR_BUFFER_SIZE``): every operation it runs gets an entry,
-and each group counts the collectives it has queued (its ``pg_status``), a count no Python code can
-lower. A rank marks both when it is armed and reads them again after its timed calls; any collective
-between the two is reported to the judge, which rejects the timed run (autograder.distributed_speed).
-Sends and receives are entries too, marked point-to-point (NCCL's batches add an entry named
-``nccl:coalesced`` that carries the group's collective count unchanged).
+and each entry carries its group's count of collectives so far. A rank marks the record when it is
+armed and reads it again after its timed calls; any collective between the two (barriers aside: they
+move no data), or a record that lost entries or counts a collective it no longer holds, is reported
+to the judge, which rejects the timed run (autograder.distributed_speed). Sends and receives are
+entries too, marked point-to-point (NCCL's batches add one named ``nccl:coalesced``).
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ def _trace(backend: str) -> dict | None:
 
 
 def mark(backend: str) -> dict | None:
-    """Where the record stands now (after the arm's barrier, a collective of the grader's own): the last
-    entry, each group's collective count; None where this PyTorch keeps no record."""
+    """Where the record stands now (after the arm's barrier, a collective of the grader's own): its
+    last entry and each group's collective count; None where this PyTorch keeps no record."""
     trace = _trace(backend)
     if not trace or not trace.get("entries"):
         return None
@@ -56,30 +56,49 @@ def mark(backend: str) -> dict | None:
     sequence: dict = {}
     for entry in entries:
         sequence[entry["pg_id"]] = max(sequence.get(entry["pg_id"], 0), entry["collective_seq_id"])
-    status = {group: state.get("last_enqueued_collective") for group, state in (trace.get("pg_status") or {}).items()}
-    return {"record": max(entry["record_id"] for entry in entries), "sequence": sequence, "status": status}
+    return {"record": max(entry["record_id"] for entry in entries), "sequence": sequence}
+
+
+def _barrier(entry: dict) -> bool:
+    """A barrier moves no data (NCCL's is an all-reduce of one element): the ring may wait on one."""
+    elements = 0
+    for shape in entry.get("input_sizes") or []:
+        count = 1
+        for extent in shape:
+            count *= extent
+        elements += count
+    return "barrier" in str(entry.get("profiling_name")) or elements <= 1
 
 
 def collectives_since(marked: dict | None, backend: str) -> list[str] | None:
-    """The collectives any process group of this process queued since ``marked``, by the record's
-    names (``nccl:all_reduce``); None where no record could be read."""
+    """What the process group's record shows since ``marked`` that a ring may not do: its
+    collectives by the record's names (``nccl:all_reduce``), barriers aside, and a record that lost
+    entries (cleared, or pushed out of its buffer); None where no record could be read."""
     trace = _trace(backend) if marked is not None else None
     if trace is None:
         return None
-    found = []
-    for entry in trace.get("entries") or []:
+    entries = trace.get("entries") or []
+    if not any(entry["record_id"] == marked["record"] for entry in entries):
+        return ["a record that lost its entries (cleared, or overflowed by more operations than the ring makes)"]
+    found, sequence, exchanged = [], dict(marked["sequence"]), False
+    for entry in entries:
         if entry["record_id"] <= marked["record"]:
             continue
-        name = str(entry.get("profiling_name"))
-        # A batch's entry carries the group's collective count: grown, a collective ran before it.
-        grown = entry["collective_seq_id"] > marked["sequence"].get(entry["pg_id"], 0)
-        if grown or not (entry.get("is_p2p") or name.endswith(":coalesced")):
-            found.append(name)
-    for group, state in (trace.get("pg_status") or {}).items():
-        count = state.get("last_enqueued_collective")
-        # A group made since the mark starts with no collective queued (-1, or 0).
-        if count != marked["status"].get(group, count if count in (None, -1, 0) else -1):
-            found.append(f"a collective of process group {group} (its count went from {marked['status'].get(group)} to {count})")
+        group, name = entry["pg_id"], str(entry.get("profiling_name"))
+        point_to_point = entry.get("is_p2p") or name.endswith(":coalesced")
+        exchanged = exchanged or bool(entry.get("is_p2p"))
+        if not point_to_point:
+            sequence[group] = sequence.get(group, 0) + 1
+            if not _barrier(entry):
+                found.append(name)
+        elif entry["collective_seq_id"] > sequence.get(group, 0):
+            # Each entry carries its group's collective count: one grown past the collectives the
+            # record holds was grown by one it no longer holds.
+            found.append(f"a collective missing from the record before {name}")
+            sequence[group] = entry["collective_seq_id"]
+    if backend == "nccl" and not exchanged:
+        # NCCL records every send and receive: a ring's timed calls make some.
+        found.append("no send or receive in the timed calls (the record was cleared)")
     return found
 
 
@@ -92,8 +111,8 @@ def judge(answers: list[dict], backend: str) -> dict | None:
         if ran:
             names = ", ".join(sorted(set(ran))[:4])
             return {
-                "note": f"in the timed run on {backend}, rank {rank} ran {names}: a collective of torch.distributed, out of sight of the record "
-                "in your process (the process group's own record counted it). Build the all-reduce from send/recv only",
+                "note": f"in the timed run on {backend}, the process group's own record of rank {rank}'s operations shows {names}, which the "
+                "record in your process did not: a collective of torch.distributed did the work. Build the all-reduce from send/recv only",
                 "wrong": True,
                 "reject": True,
             }

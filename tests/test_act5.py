@@ -294,9 +294,9 @@ def test_timed_protocol_catches_a_wrong_timed_call(tmp_path):
 
 
 HIDDEN_IN_THE_TIMED_RUN = {
-    "modes switched off": "    with _disable_current_modes():\n        dist.all_reduce(torch.ones(1))\n",
-    "the group's own method": "    with _disable_current_modes():\n        dist.group.WORLD.allreduce([torch.ones(1)]).wait()\n",
-    "a group of its own": "    with _disable_current_modes():\n        dist.all_reduce(torch.ones(1), group=dist.new_group([0, 1]))\n",
+    "modes switched off": "    with _disable_current_modes():\n        dist.all_reduce(torch.ones(1024))\n",
+    "the group's own method": "    with _disable_current_modes():\n        dist.group.WORLD.allreduce([torch.ones(1024)]).wait()\n",
+    "a group of its own": "    with _disable_current_modes():\n        dist.all_reduce(torch.ones(1024), group=dist.new_group([0, 1]))\n",
 }
 
 
@@ -313,7 +313,44 @@ def test_a_collective_hidden_from_the_timed_record_is_rejected(tmp_path, hiding)
         )
     )
     row = _timed_on_gloo(tmp_path, module)
-    assert row.get("reject") and "the process group's own record counted it" in row["note"], row
+    assert row.get("reject") and "the process group's own record of rank" in row["note"], row
+
+
+def test_the_flight_record_is_read_as_nccl_writes_it(monkeypatch):
+    """autograder.flight_record on entries shaped as NCCL 2.28 under torch 2.11 wrote them on two H100s
+    (tests/gpu/probe_ring_record.py): a ring's batches are point-to-point entries and a
+    ``nccl:coalesced`` one carrying the group's collective count; a barrier passes; an all-reduce, a
+    count grown by a collective the record no longer holds, a cleared record or one with no send
+    are reported."""
+    from autograder import flight_record
+
+    def entry(record, name, sequence, p2p=False, sizes=((1 << 25,),), group=0):
+        return {"record_id": record, "pg_id": group, "collective_seq_id": sequence, "profiling_name": name, "is_p2p": p2p, "input_sizes": [list(s) for s in sizes]}
+
+    def batch(record, sequence):
+        return [entry(record, "nccl:send 0->1", sequence, True), entry(record + 1, "nccl:recv 0<-1", sequence, True), entry(record + 2, "nccl:coalesced", sequence, sizes=())]
+
+    armed = [entry(0, "nccl:all_reduce", 1, sizes=((1,),))]
+    state = {}
+    monkeypatch.setattr(flight_record, "_trace", lambda backend: state["trace"])
+    state["trace"] = {"entries": armed}
+    marked = flight_record.mark("nccl")
+    assert marked == {"record": 0, "sequence": {0: 1}}
+
+    def since(*entries):
+        state["trace"] = {"entries": armed + list(entries)}
+        return flight_record.collectives_since(marked, "nccl")
+
+    assert since(*batch(1, 1), *batch(4, 1)) == []
+    assert since(*batch(1, 1), entry(4, "nccl:all_reduce", 2, sizes=((1,),)), *batch(5, 2)) == []
+    assert since(*batch(1, 1), entry(4, "nccl:all_reduce", 2), *batch(5, 2)) == ["nccl:all_reduce"]
+    assert since(entry(9, "nccl:all_reduce", 1, sizes=((1024,),), group=3), *batch(1, 1)) == ["nccl:all_reduce"]
+    assert since(*batch(1, 2))[0].startswith("a collective missing from the record")
+    state["trace"] = {"entries": batch(1, 2)}
+    assert "lost its entries" in flight_record.collectives_since(marked, "nccl")[0]
+    assert since(entry(4, "nccl:all_reduce", 1, sizes=((1,),))) == ["no send or receive in the timed calls (the record was cleared)"]
+    state["trace"] = None
+    assert flight_record.collectives_since(marked, "nccl") is None
 
 
 def test_no_rank_process_outlives_a_grading():

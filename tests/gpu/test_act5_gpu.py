@@ -49,8 +49,8 @@ def test_reference_ring_against_nccl():
 
 # Hidden only where the group is a real one (the timed run on NCCL), never on the judge's relay.
 HIDDEN_ON_NCCL = {
-    "modes switched off": "        with _disable_current_modes():\n            dist.all_reduce(torch.ones(1, device=tensor.device))\n",
-    "a group of its own": "        with _disable_current_modes():\n            dist.all_reduce(torch.ones(1, device=tensor.device), group=dist.new_group([0, 1]))\n",
+    "modes switched off": "        with _disable_current_modes():\n            dist.all_reduce(torch.ones(1024, device=tensor.device))\n",
+    "a group of its own": "        with _disable_current_modes():\n            dist.all_reduce(torch.ones(1024, device=tensor.device), group=dist.new_group([0, 1]))\n",
 }
 
 
@@ -68,7 +68,7 @@ def test_a_collective_hidden_in_the_timed_run_is_rejected(hiding):
     result = grading.grade_source(problem, code, problem.function, device="cuda")
     name = hiding.replace(" ", "-")
     _out(f"hidden-collective-{name}.json").write_text(json.dumps({k: result.get(k) for k in ("status", "message", "points", "distributed_speed")}, indent=1, default=str))
-    assert result["status"] == "REJECT" and "the process group's own record counted it" in result["message"], result["message"]
+    assert result["status"] == "REJECT" and "the process group's own record of rank" in result["message"], result["message"]
 
 
 def test_nccl_bus_bandwidth_is_measured():
