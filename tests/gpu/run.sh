@@ -158,6 +158,13 @@ has probe && step probe-launch-queue timeout "${PROBE_S:-240}" "$PY" tests/gpu/p
 # Whether the ring's timed ranks, armed without a collective, keep their sends and receives and lose
 # every collective once they may open no socket (tests/gpu/probe_nccl_sockets_after_arm.py; 2 GPUs).
 has nccl-sockets && [ "$NGPU" -ge 2 ] && step probe-nccl-sockets timeout "${PROBE_S:-240}" "$PY" tests/gpu/probe_nccl_sockets_after_arm.py "$RUN/nccl-sockets-after-arm.json"
+# Where the ring's timed run spends its time (2 GPUs): the grader's record against none, NCCL's flight
+# record (tests/gpu/probe_ring_record.py), and the grader's protocol for the ring and NCCL's all-reduce
+# in learner and trusted ranks at 10 and 40 calls a round (tests/gpu/probe_ring_protocol.py).
+if has ring-probes && [ "$NGPU" -ge 2 ]; then
+  step probe-ring-record timeout "${PROBE_S:-240}" "$PY" tests/gpu/probe_ring_record.py "$RUN/ring-record.json"
+  step probe-ring-protocol timeout "${PROBE_S:-240}" "$PY" tests/gpu/probe_ring_protocol.py "$RUN/ring-protocol.json"
+fi
 # The tests that time beside processes spinning on every core of the host (busy_host in their names:
 # the CUDA-graph exercise's two loops on one core): they load the CPUs every track shares, so a call
 # runs them with no other track timing anything.
