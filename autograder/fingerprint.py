@@ -9,10 +9,12 @@ import sys
 # The worker's own modules that it imports lazily after the learner's code is in: imported while
 # sealing, so that a module object planted in their place is a change the fingerprint sees.
 WORKER_MODULES = ("arrays", "bounds", "canary", "cuda_driver", "jsonable", "launch_record", "kernel_python", "relay", "replay", "rewrites", "shared", "watch", "wire")
-# Modules whose bindings decide what the worker reports: the grader's own, and the libraries whose
-# code builds its facts (the profiler's events, the interpreter's launches) or its replies.
+# Modules whose bindings decide what the worker reports: the grader's own, the libraries whose code
+# builds its facts (the profiler's events, the interpreter's launches) or its replies, and builtins,
+# which every one of them looks up as it runs (a rebound sorted() dropped PyTorch's operators from
+# the profiler's report: case rebinds_a_builtin).
 FINGERPRINTED_PACKAGES = ("autograder",)
-FINGERPRINTED = ("torch.profiler", "torch.profiler.profiler", "torch.autograd.profiler", "torch.autograd.profiler_util", "torch._C._autograd",
+FINGERPRINTED = ("builtins", "torch.profiler", "torch.profiler.profiler", "torch.autograd.profiler", "torch.autograd.profiler_util", "torch._C._autograd",
                  "torch._C._profiler", "triton.runtime.interpreter", "json", "json.encoder")
 # Triton's compiler, on every device: on a GPU it checks whose code a kernel of the learner's marked
 # name is (autograder.own_compile), on a CPU it decides whether a kernel compiles for a GPU.
@@ -103,6 +105,8 @@ def make_check(prints: list[tuple[object, dict, bool]]):
     """A function with no free names that says what changed since ``prints`` were taken (None if nothing)."""
     missing = object()
     getattr_, isinstance_, added_by_python, data = getattr, isinstance, ADDED_BY_PYTHON, DATA
+    # Bound now: builtins are fingerprinted, and a rebound one is what this check must report.
+    len_, any_, enumerate_ = len, any, enumerate
 
     def check() -> str | None:
         for owner, bindings, closed in prints:
@@ -112,7 +116,7 @@ def make_check(prints: list[tuple[object, dict, bool]]):
                         return f"the code of {getattr_(value, '__qualname__', '?')}"
                 continue
             if owner.__class__ is list:
-                if len(owner) != len(bindings) or any(item is not bindings[index] for index, item in enumerate(owner)):
+                if len_(owner) != len_(bindings) or any_(item is not bindings[index] for index, item in enumerate_(owner)):
                     return "gc.callbacks"
                 continue
             current = owner.__dict__

@@ -24,8 +24,11 @@ except ImportError:  # a PyTorch built without torch.distributed
     _c10d = None
 
 # Bound when the grader's modules load, before any learner code: a function of a C module cannot be
-# replaced in place, only rebound, and these references do not see a rebinding.
-DUMPS = {"nccl": getattr(_c10d, "_dump_nccl_trace", None), "gloo": getattr(_c10d, "_dump_fr_trace", None)}
+# replaced in place, only rebound, and these references do not see a rebinding (the seal's fingerprint
+# sees one of these names rebound).
+DUMP_NCCL = getattr(_c10d, "_dump_nccl_trace", None)
+DUMP_GLOO = getattr(_c10d, "_dump_fr_trace", None)
+_loads = pickle.loads
 BUFFER_VARIABLE = "TORCH_FR_BUFFER_SIZE"
 # Entries kept (a ring buffer): a round's untimed and timed calls make a few hundred. The group's
 # collective count does not depend on it.
@@ -39,10 +42,10 @@ def switch_on() -> None:
 
 
 def _trace(backend: str) -> dict | None:
-    dump = DUMPS.get(backend)
+    dump = DUMP_NCCL if backend == "nccl" else DUMP_GLOO if backend == "gloo" else None
     if dump is None:
         return None
-    trace = pickle.loads(dump(True, False, False))
+    trace = _loads(dump(True, False, False))
     return trace if isinstance(trace, dict) else None
 
 
