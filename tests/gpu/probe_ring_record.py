@@ -22,7 +22,11 @@ all-reduces add: one under the record with the dispatch modes switched off
 (`_disable_current_modes`), one through the process group's own method, one through the functional
 collective. Expected: "record" costs most of the gap between the ring and NCCL, "plain" and
 "pass-through" do not; the flight recorder's collective sequence number counts every hidden
-all-reduce, and the record misses the first. One JSON line per rank and configuration.
+all-reduce, and the record misses the first. Last, on GPUs, a collective torch never sees (CuPy's
+NCCL bindings on a communicator of their own, made through the group's store): whether the flight
+record shows it (expected: no), and the kernel names the profiler gives a ring call, torch's
+all-reduce and CuPy's, which a rule on the timed calls' kernels would judge. One JSON line per rank
+and configuration.
 """
 
 from __future__ import annotations
@@ -82,6 +86,46 @@ def timed_row(dist, torch, ring, inputs, mode_factory) -> dict:
         torch.cuda.synchronize()
     wall = time.perf_counter() - started
     return {"wall_ms_per_call": round(wall / len(inputs) * 1e3, 4), "cpu_ms_per_call": round(cpu / len(inputs) * 1e3, 4)}
+
+
+def outside_torch(dist, torch, ring, base, rank: int) -> dict:
+    """A collective torch never sees: CuPy's NCCL bindings on a communicator of their own, its id
+    passed through the group's store. Reports whether the flight record shows it, and the kernels the
+    profiler sees for a ring call, torch's all-reduce and CuPy's (the names a kernel-level rule would
+    judge)."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    found: dict = {}
+    try:
+        from cupy.cuda import nccl
+
+        store = dist.distributed_c10d._get_default_store()
+        if rank == 0:
+            store.set("probe_nccl_id", ",".join(str(v) for v in nccl.get_unique_id()))
+        unique_id = tuple(int(v) for v in store.get("probe_nccl_id").decode().split(","))
+        communicator = nccl.NcclCommunicator(2, unique_id, rank)
+    except Exception as exc:  # noqa: BLE001
+        return {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+    before = dump_trace().get("entries", [])
+    x = torch.ones(1 << 20, device=base.device)
+    stream = torch.cuda.current_stream().cuda_stream
+    kernels = {}
+    for name, run in (
+        ("ring", lambda: ring(base.clone())),
+        ("torch all_reduce", lambda: dist.all_reduce(x)),
+        ("cupy nccl allReduce", lambda: communicator.allReduce(x.data_ptr(), x.data_ptr(), x.numel(), nccl.NCCL_FLOAT32, nccl.NCCL_SUM, stream)),
+    ):
+        with profile(activities=[ProfilerActivity.CUDA]) as profiled:
+            run()
+            torch.cuda.synchronize()
+        kernels[name] = sorted({e.name for e in profiled.events() if e.device_type == DeviceType.CUDA})
+    after = dump_trace().get("entries", [])
+    found["kernels"] = kernels
+    found["flight_record_after_cupy"] = [entry_view(e) for e in after[len(before):]]
+    # Ones, summed over two ranks by torch (2), then by CuPy (4).
+    found["cupy_sum_right"] = bool((x == 4.0).all())
+    return found
 
 
 def rank_main(rank: int, port: int, backend: str, out: str, trace: bool) -> None:
@@ -145,6 +189,8 @@ def rank_main(rank: int, port: int, backend: str, out: str, trace: bool) -> None
             import torch._C._distributed_c10d as c10d
 
             row["c10d_names"] = sorted(n for n in dir(c10d) if any(w in n.lower() for w in ("trace", "fr_", "flight", "reset", "comm_ptr")))
+            if device.type == "cuda":
+                row["outside_torch"] = outside_torch(dist, torch, ring, base, rank)
     except Exception as exc:  # noqa: BLE001 -- the probe reports what happened
         row["error"] = f"{type(exc).__name__}: {str(exc)[:400]}"
     with open(out, "a", encoding="utf-8") as f:
