@@ -15,6 +15,7 @@ entries too, marked point-to-point (NCCL's batches add one named ``nccl:coalesce
 
 from __future__ import annotations
 
+import math
 import os
 import pickle
 
@@ -30,8 +31,8 @@ DUMP_NCCL = getattr(_c10d, "_dump_nccl_trace", None)
 DUMP_GLOO = getattr(_c10d, "_dump_fr_trace", None)
 _loads = pickle.loads
 BUFFER_VARIABLE = "TORCH_FR_BUFFER_SIZE"
-# Entries kept (a ring buffer): a round's untimed and timed calls make a few hundred. The group's
-# collective count does not depend on it.
+# Entries kept (a ring buffer): a round's untimed and timed calls make a few hundred; a record that
+# lost the marked entry is reported.
 ENTRIES = 4096
 _putenv = os.putenv
 
@@ -56,20 +57,14 @@ def mark(backend: str) -> dict | None:
     if not trace or not trace.get("entries"):
         return None
     entries = trace["entries"]
-    sequence: dict = {}
-    for entry in entries:
-        sequence[entry["pg_id"]] = max(sequence.get(entry["pg_id"], 0), entry["collective_seq_id"])
+    # Each group's count as its latest entry carries it (a group of an earlier round may share its id).
+    sequence = {entry["pg_id"]: entry["collective_seq_id"] for entry in entries}
     return {"record": max(entry["record_id"] for entry in entries), "sequence": sequence}
 
 
 def _barrier(entry: dict) -> bool:
     """A barrier moves no data (NCCL's is an all-reduce of one element): the ring may wait on one."""
-    elements = 0
-    for shape in entry.get("input_sizes") or []:
-        count = 1
-        for extent in shape:
-            count *= extent
-        elements += count
+    elements = sum(math.prod(shape) for shape in entry.get("input_sizes") or [])
     return "barrier" in str(entry.get("profiling_name")) or elements <= 1
 
 

@@ -342,6 +342,9 @@ def test_the_flight_record_is_read_as_nccl_writes_it(monkeypatch):
         return flight_record.collectives_since(marked, "nccl")
 
     assert since(*batch(1, 1), *batch(4, 1)) == []
+    # An earlier round's group of the same id counted further: the mark takes each group's latest entry.
+    state["trace"] = {"entries": [entry(-2, "nccl:all_reduce", 5, sizes=((1,),)), *armed]}
+    assert flight_record.mark("nccl")["sequence"] == {0: 1}
     assert since(*batch(1, 1), entry(4, "nccl:all_reduce", 2, sizes=((1,),)), *batch(5, 2)) == []
     assert since(*batch(1, 1), entry(4, "nccl:all_reduce", 2), *batch(5, 2)) == ["nccl:all_reduce"]
     assert since(entry(9, "nccl:all_reduce", 1, sizes=((1024,),), group=3), *batch(1, 1)) == ["nccl:all_reduce"]

@@ -32,7 +32,6 @@ import datetime
 import errno
 import json
 import os
-import socket
 import sys
 import time
 
@@ -123,34 +122,14 @@ def rank_main(rank: int, config: str, port: int, backend: str, out: str) -> None
     os._exit(0)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def main() -> None:
-    import subprocess
+    from two_ranks import run_pairs
 
     arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
     backend = "gloo" if "--gloo" in sys.argv else "nccl"
     out = arguments[0] if arguments else os.path.join(os.environ.get("GPU_RUN_DIR", "."), "nccl-sockets-after-arm.json")
-    if os.path.exists(out):
-        os.remove(out)
     environment = {**os.environ, "NCCL_NVLS_ENABLE": "0", "PYTHONPATH": ROOT}
-    for config in CONFIGS:
-        port = free_port()
-        ranks = [
-            subprocess.Popen([sys.executable, __file__, "--rank", str(r), "--config", config, "--port", str(port), "--backend", backend, "--out", out], env=environment)
-            for r in range(2)
-        ]
-        for process in ranks:
-            try:
-                process.wait(timeout=ALL_REDUCE_S + 120)
-            except subprocess.TimeoutExpired:
-                process.kill()
-    with open(out, encoding="utf-8") as f:
-        print(f.read(), end="")
+    run_pairs(__file__, out, [(["--config", config, "--backend", backend], environment) for config in CONFIGS], ALL_REDUCE_S + 120)
 
 
 if __name__ == "__main__":

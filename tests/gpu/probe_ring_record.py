@@ -35,7 +35,6 @@ import datetime
 import json
 import os
 import pickle
-import socket
 import sys
 import time
 
@@ -198,36 +197,21 @@ def rank_main(rank: int, port: int, backend: str, out: str, trace: bool) -> None
     os._exit(0)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def main() -> None:
-    import subprocess
+    from two_ranks import run_pairs
 
     arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
     backend = "gloo" if "--gloo" in sys.argv else "nccl"
     out = arguments[0] if arguments else os.path.join(os.environ.get("GPU_RUN_DIR", "."), "ring-record.json")
-    if os.path.exists(out):
-        os.remove(out)
+    configurations = []
     for trace in (False, True):
         environment = {**os.environ, "NCCL_NVLS_ENABLE": "0", "PYTHONPATH": ROOT}
         for name in TRACE_ENV:
             environment.pop(name, None)
             if trace:
                 environment[name] = "2000"
-        port = free_port()
-        command = [sys.executable, __file__, "--port", str(port), "--backend", backend, "--out", out, "--trace", str(int(trace))]
-        ranks = [subprocess.Popen([*command, "--rank", str(r)], env=environment) for r in range(2)]
-        for process in ranks:
-            try:
-                process.wait(timeout=180)
-            except subprocess.TimeoutExpired:
-                process.kill()
-    with open(out, encoding="utf-8") as f:
-        print(f.read(), end="")
+        configurations.append((["--backend", backend, "--trace", str(int(trace))], environment))
+    run_pairs(__file__, out, configurations, 180)
 
 
 if __name__ == "__main__":
