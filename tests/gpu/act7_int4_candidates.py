@@ -21,6 +21,9 @@ the scale and zero once per group and row. They differ in how the bytes are kept
   zeroes the sums and the ticket. One launch; the workspace is zeroed once when it is made.
 - splitk_two_pass: the partial sums stored to a float32 buffer (split, batch, N), then a second small
   kernel adds them and writes bf16: no atomics and no state kept between calls, one launch more.
+- prefetch2_pdl: prefetch2 with programmatic dependent launch: the first two steps' weights, scales
+  and zeros are asked for before the wait, so at 4096 x 4096 in steps of 16 groups a program has the
+  whole of its K in flight before the kernel ahead of it ends.
 - loop: the reference solution's kernel before 2026-11-27 (a step's loads issued after the previous
   step's arithmetic), kept to compare with the prefetch design the solution now uses.
 - prefetch_pdl: prefetch with programmatic dependent launch (sm_90+, launch_pdl=True): a program
@@ -127,10 +130,12 @@ def _row_block_dot(
 def _row_block_dot_deep(
     x_row, w_ptr, scale_ptr, zero_ptr, rows, g_start, g_end,
     stride_wn, stride_sn, stride_zn,
-    GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr,
+    GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr, PDL: tl.constexpr = False,
 ):
     """_row_block_dot with the loads two steps ahead: steps i+1 and i+2 in flight while step i is
-    computed (three steps of registers; for small steps)."""
+    computed (three steps of registers; for small steps). PDL: the first two steps' weights, scales
+    and zeros are asked for before the wait for the previous kernel (at 4096 with 16 groups a step,
+    the whole of K), x after."""
     WORDS: tl.constexpr = GROUP // 8
     BLOCK_W: tl.constexpr = GROUPS_PER_STEP * WORDS
     offs_w = tl.arange(0, BLOCK_W)
@@ -146,16 +151,19 @@ def _row_block_dot_deep(
 
     words = g_start * WORDS + offs_w
     groups = g_start + steps
+    words1 = words + BLOCK_W
+    groups1 = groups + GROUPS_PER_STEP
     packed0 = tl.load(w_rows + words[None, :, None], mask=(words < end_w)[None, :, None], other=0)
-    x0 = tl.load(x_row + 8 * words[:, None] + i[None, :], mask=(words < end_w)[:, None], other=0.0)
     s0 = tl.load(s_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0.0)
     z0 = tl.load(z_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0)
-    words = words + BLOCK_W
-    groups = groups + GROUPS_PER_STEP
-    packed1 = tl.load(w_rows + words[None, :, None], mask=(words < end_w)[None, :, None], other=0)
-    x1 = tl.load(x_row + 8 * words[:, None] + i[None, :], mask=(words < end_w)[:, None], other=0.0)
-    s1 = tl.load(s_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0.0)
-    z1 = tl.load(z_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0)
+    packed1 = tl.load(w_rows + words1[None, :, None], mask=(words1 < end_w)[None, :, None], other=0)
+    s1 = tl.load(s_rows + groups1[None, :], mask=(groups1 < g_end)[None, :], other=0.0)
+    z1 = tl.load(z_rows + groups1[None, :], mask=(groups1 < g_end)[None, :], other=0)
+    if PDL:
+        gdc_launch_dependents()
+        gdc_wait()
+    x0 = tl.load(x_row + 8 * words[:, None] + i[None, :], mask=(words < end_w)[:, None], other=0.0)
+    x1 = tl.load(x_row + 8 * words1[:, None] + i[None, :], mask=(words1 < end_w)[:, None], other=0.0)
     acc = tl.zeros((BLOCK_N, GROUPS_PER_STEP), dtype=tl.float32)
     for g0 in range(g_start, g_end, GROUPS_PER_STEP):
         words_next = (g0 + 2 * GROUPS_PER_STEP) * WORDS + offs_w
@@ -250,14 +258,14 @@ def prefetch2_kernel(
     x_ptr, w_ptr, scale_ptr, zero_ptr, out_ptr,
     B, N, K,
     stride_xb, stride_wn, stride_sn, stride_zn, stride_ob,
-    GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr,
+    GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr, PDL: tl.constexpr = False,
 ):
     """prefetch_kernel with the loads two steps ahead."""
     b = tl.program_id(0)
     pid_n = tl.program_id(1)
     rows = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
     acc = _row_block_dot_deep(x_ptr + b * stride_xb, w_ptr, scale_ptr, zero_ptr, rows, 0, K // GROUP,
-                              stride_wn, stride_sn, stride_zn, GROUP, BLOCK_N, GROUPS_PER_STEP)
+                              stride_wn, stride_sn, stride_zn, GROUP, BLOCK_N, GROUPS_PER_STEP, PDL)
     out_rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     tl.store(out_ptr + b * stride_ob + out_rows, tl.sum(acc, axis=1).to(tl.bfloat16), mask=out_rows < N)
 
@@ -404,6 +412,10 @@ def int4_gemv_prefetch2(x, w_packed, scale, zero, config=None):
     return int4_gemv_prefetch(x, w_packed, scale, zero, config or {"BLOCK_N": 16, "GROUPS_PER_STEP": 4, "num_warps": 4}, deep=True)
 
 
+def int4_gemv_prefetch2_pdl(x, w_packed, scale, zero, config=None):
+    return int4_gemv_prefetch(x, w_packed, scale, zero, config or {"BLOCK_N": 16, "GROUPS_PER_STEP": 16, "num_warps": 8}, deep=True, pdl=True)
+
+
 def int4_gemv_splitk_atomic(x, w_packed, scale, zero, config=None):
     import torch
 
@@ -451,6 +463,7 @@ LAUNCHERS = {
     "prefetch": int4_gemv_prefetch,
     "prefetch_pdl": int4_gemv_prefetch_pdl,
     "prefetch2": int4_gemv_prefetch2,
+    "prefetch2_pdl": int4_gemv_prefetch2_pdl,
     "splitk_atomic": int4_gemv_splitk_atomic,
     "splitk_two_pass": int4_gemv_splitk_two_pass,
 }

@@ -77,12 +77,12 @@ if [ -n "${CALL_END:-}" ] && [ $((SECONDS + CALL_END - $(date +%s))) -lt "$DEADL
 fi
 step doctor "$PY" -m autograder doctor --remeasure
 if has tune; then
-  # TUNE_SCRIPTS narrows them: space-separated paths, each with its arguments after a colon
-  # (tests/gpu/tune_act4_warptile.py:--tf32-only).
+  # TUNE_SCRIPTS narrows them: space-separated paths, each with its arguments after colons
+  # (tests/gpu/tune_act4_warptile.py:--tf32-only, tests/gpu/tune_act7_int4_windows.py:--designs=a,b:--deadline=300).
   for spec in ${TUNE_SCRIPTS:-tests/gpu/tune_*.py}; do
     script=${spec%%:*}
     arguments=()
-    [[ "$spec" == *:* ]] && read -r -a arguments <<< "${spec#*:}"
+    [[ "$spec" == *:* ]] && IFS=: read -r -a arguments <<< "${spec#*:}"
     step "tune-$(basename "$script" .py)" timeout "${TUNE_S:-150}" "$PY" "$script" "${arguments[@]}"
   done
 fi

@@ -141,6 +141,19 @@ PREFETCH_CONFIGS = [
     {"BLOCK_N": 16, "GROUPS_PER_STEP": 8, "num_warps": 8},
 ]
 
+# Two steps ahead under PDL: at 4096 (32 groups) two steps of 16 groups, or four of 8 with half of K
+# asked for before the wait; blocks of 8 rows halve each program's registers, so that the next call's
+# programs fit beside this call's.
+PREFETCH2_PDL_CONFIGS = [
+    {"BLOCK_N": 16, "GROUPS_PER_STEP": 16, "num_warps": 8},
+    {"BLOCK_N": 8, "GROUPS_PER_STEP": 16, "num_warps": 4},
+    {"BLOCK_N": 16, "GROUPS_PER_STEP": 8, "num_warps": 8},
+    {"BLOCK_N": 8, "GROUPS_PER_STEP": 8, "num_warps": 4},
+    {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "num_warps": 8},
+    {"BLOCK_N": 32, "GROUPS_PER_STEP": 4, "num_warps": 4},
+    {"BLOCK_N": 16, "GROUPS_PER_STEP": 16, "num_warps": 8, "maxnreg": 128},
+]
+
 
 def solution_module():
     """A fresh import of the reference solution (its tuner's choices empty)."""
@@ -181,6 +194,7 @@ def designs(module) -> dict:
         "loop": (candidates.LAUNCHERS["loop"], LOOP_CONFIGS),
         "prefetch": (candidates.LAUNCHERS["prefetch"], PREFETCH_CONFIGS),
         "prefetch_pdl": (candidates.LAUNCHERS["prefetch_pdl"], solution_configs),
+        "prefetch2_pdl": (candidates.LAUNCHERS["prefetch2_pdl"], PREFETCH2_PDL_CONFIGS),
     }
     if os.environ.get("TRITON_INTERPRET") == "1":
         # One small configuration each under the interpreter, as the solution's own list.
@@ -244,6 +258,7 @@ def main() -> None:
     parser.add_argument("--out", help="the JSON file (default $GPU_OUT/act7_int4_windows.json)")
     parser.add_argument("--interpret", action="store_true", help="check every design on a CPU, time nothing")
     parser.add_argument("--smoke", action="store_true", help="run this script's GPU path on a CPU (interpreter, one small shape)")
+    parser.add_argument("--designs", help="comma-separated designs to time (default: all)")
     parser.add_argument("--deadline", type=float, default=95.0, help="seconds after which the remaining configurations are skipped")
     args = parser.parse_args()
     if args.interpret:
@@ -264,6 +279,8 @@ def main() -> None:
 
     windows = HeldWindows(WINDOWS, smoke=SMOKE)
     found = designs(solution_module())
+    if args.designs:
+        found = {name: found[name] for name in args.designs.split(",")}
     for n, k in SHAPES:
         size = (1, n, k)
         nbytes = PROBLEM.bytes_moved(size)
