@@ -27,10 +27,12 @@ class Ranks:
         self.network = not getattr(g.problem, "relay", False) if network is None else network
         self.grow(count)
 
-    def grow(self, count: int) -> dict | None:
+    def grow(self, count: int, connect: dict | None = None) -> dict | None:
         """Start ranks up to ``count`` (all side by side), wait for them and load the learner's module
         in each; the first failure to load, if any. Ranks start only when a case needs them, so a
-        submission that fails with two ranks never pays for four."""
+        submission that fails with two ranks never pays for four. ``connect`` (a timed run's ranks,
+        all started here): the ``rank_connect`` request each rank answers, with its rank added, before
+        the module loads (autograder.ranks.Bench.connect)."""
         from .session import Session
 
         started = []
@@ -45,8 +47,15 @@ class Ranks:
             session.configure(rank_setup(self.g, folder, module, self.g.job["entry"], self.network), start_timeout=self.g.remaining())
             self.sessions.append(session)
             started.append((session, module))
-        for session, module in started:
+        for session, _ in started:
             session.wait_ready()
+        if connect is not None:
+            requests = [({**connect, "op": "rank_connect", "rank": rank}, b"") for rank in range(count)]
+            answers = self.exchange(count, requests, min(300.0, self.g.remaining()), "joining the process group")
+            for rank, answer in enumerate(answers):
+                if answer is None or not answer[0].get("connected"):
+                    return {"connect_error": missing_message(count, answers, 300.0, "joining the process group") if answer is None else f"rank {rank}: {answer[0]}"}
+        for session, module in started:
             request = {"op": "load", "module": module, "entry": self.g.job["entry"], "arguments": list(self.g.problem.arguments), "keywords": True}
             header, _ = session.ask(request, timeout=self.g.remaining())
             if not header.get("loaded"):

@@ -4,7 +4,9 @@ learner's ranks are gone, the library's collective in trusted ranks with the sam
 ratio of their bus bandwidths is what autograder.distributed.score grades. Two timed outputs,
 picked after the run, are read back and checked, the record of every communication call of the
 timed run is judged like the correctness cases', and the process group's own count of its collectives
-(autograder.flight_record) must not have grown during the timed calls."""
+(autograder.flight_record) must not have grown during the timed calls. The ranks join their group and
+make its connections before the exercise's code loads, and may open no new one after
+(autograder.ranks.Bench.connect): a collective on a communicator of the learner's own cannot be made."""
 
 from __future__ import annotations
 
@@ -21,6 +23,12 @@ from .distributed_ranks import Ranks, free_port, missing_message, rank_setup
 from .session import WorkerGone
 
 LIBRARY_MODULE = "library_ranks.py"
+# What a refused socket makes gloo, NCCL and Python say, for the note that explains the refusal.
+CONNECTION_WORDS = ("not permitted", "resolve", "socket", "connect", "ncclSystemError", "NCCL_ERROR_SYSTEM_ERROR", "DistBackendError")
+NO_NEW_CONNECTIONS = (
+    " (the timed ranks may open no new connection: they reach each other only through the process group they"
+    " were given, on which every collective is seen; a second group or a communicator of your own cannot be made there)"
+)
 
 
 def grade_speed(g) -> None:
@@ -49,8 +57,9 @@ def compare_speed(g, speed: BusBandwidthSpeed, backend: str) -> dict:
     row = {"world_size": speed.world_size, "numel": speed.numel, "bytes": speed.numel * 4, "backend": backend}
     learner = Ranks(g, 0, reuse_learner=False, network=True)
     try:
-        if learner.grow(speed.world_size):
-            return {"note": "your code could not be loaded for the timed run"}
+        failed = learner.grow(speed.world_size, connect=_connect_request(speed, backend))
+        if failed:
+            return {"note": failed.get("connect_error") or "your code could not be loaded for the timed run"}
         timed = _timed_run(g, learner, speed, backend, check=True)
     except WorkerGone as exc:
         # The cases passed, so their points stand: a rank that dies only on the timed run's backend
@@ -63,7 +72,7 @@ def compare_speed(g, speed: BusBandwidthSpeed, backend: str) -> dict:
     row["candidate_s"] = timed["seconds"]
     # The library's collective in trusted ranks, once the learner's processes are gone.
     try:
-        library = _library_ranks(g, speed)
+        library = _library_ranks(g, speed, backend)
     except WorkerGone as exc:
         return {**row, "note": f"the library's collective could not be timed: {exc}"}
     try:
@@ -83,20 +92,26 @@ def compare_speed(g, speed: BusBandwidthSpeed, backend: str) -> dict:
     return row
 
 
-def _library_ranks(g, speed: BusBandwidthSpeed):
+def _connect_request(speed: BusBandwidthSpeed, backend: str) -> dict:
+    """What every timed rank joins before any code of the exercise loads: one process group for the
+    three rounds, on a port of the judge's choice (autograder.ranks.Bench.connect)."""
+    return {"world_size": speed.world_size, "port": free_port(), "timeout": 300, "backend": backend}
+
+
+def _library_ranks(g, speed: BusBandwidthSpeed, backend: str):
     path = os.path.join(g.workdir, LIBRARY_MODULE)
     with open(path, "w", encoding="utf-8") as f:
         f.write(speed.library_source)
     ranks = Ranks(g, 0, reuse_learner=False, network=True)
     try:
-        _start_library_ranks(g, speed, ranks, path)
+        _start_library_ranks(g, speed, ranks, path, backend)
     except BaseException:
         ranks.end()
         raise
     return ranks
 
 
-def _start_library_ranks(g, speed: BusBandwidthSpeed, ranks: Ranks, path: str) -> None:
+def _start_library_ranks(g, speed: BusBandwidthSpeed, ranks: Ranks, path: str, backend: str) -> None:
     from .session import Session
 
     for rank in range(speed.world_size):
@@ -108,6 +123,13 @@ def _start_library_ranks(g, speed: BusBandwidthSpeed, ranks: Ranks, path: str) -
         ranks.sessions.append(session)
     for session in ranks.sessions:
         session.wait_ready()
+    # Joined and connected as the learner's ranks were: the same protocol for both.
+    connect = _connect_request(speed, backend)
+    requests = [({**connect, "op": "rank_connect", "rank": rank}, b"") for rank in range(speed.world_size)]
+    answers = ranks.exchange(speed.world_size, requests, min(300.0, g.remaining()), "joining the process group")
+    if any(answer is None or not answer[0].get("connected") for answer in answers):
+        raise RuntimeError(f"the library's ranks could not join their process group: {answers}")
+    for session in ranks.sessions:
         header, _ = session.ask({"op": "load", "module": path, "entry": "library_collective", "arguments": ["tensor"], "keywords": True}, timeout=g.remaining())
         if not header.get("loaded"):
             raise RuntimeError(f"the library's ranks could not load their collective: {header}")
@@ -124,8 +146,7 @@ def _timed_run(g, ranks: Ranks, speed: BusBandwidthSpeed, backend: str, check: b
     rounds = []
     for _ in range(3):
         seed = secrets.randbits(40)
-        port = free_port()
-        arm = [({"op": "rank_arm", "rank": r, "world_size": world, "port": port, "timeout": 300, "backend": backend, "numel": speed.numel, "seed": seed, "calls": speed.calls}, b"") for r in range(world)]
+        arm = [({"op": "rank_arm", "rank": r, "numel": speed.numel, "seed": seed, "calls": speed.calls}, b"") for r in range(world)]
         answers = ranks.exchange(world, arm, min(300.0, g.remaining()), "the untimed call")
         problem = _speed_problem(world, answers)
         if problem:
@@ -175,7 +196,9 @@ def _speed_problem(world: int, answers: list) -> str | None:
         return missing_message(world, answers, 300.0, "the timed run")
     for rank, (header, _) in enumerate(answers):
         if "error" in header:
-            return f"rank {rank} raised {header['error']['type']} in the timed run: {header['error']['message'][:300]}"
+            message = header["error"]["message"][:300]
+            refused = any(word in f"{header['error']['type']} {message}" for word in CONNECTION_WORDS)
+            return f"rank {rank} raised {header['error']['type']} in the timed run: {message}" + (NO_NEW_CONNECTIONS if refused else "")
         if "wrong_type" in header:
             return f"rank {rank}: {header['wrong_type']}"
     return None

@@ -64,11 +64,14 @@ def join(request: dict) -> None:
 
     rank, world = request["rank"], request["world_size"]
     timeout = datetime.timedelta(seconds=float(request["timeout"]))
+    device = None
     if request.get("backend") == "nccl":
         torch.cuda.set_device(rank)
+        # Bound to its GPU, the group makes its NCCL communicator now rather than at its first use.
+        device = torch.device("cuda", rank)
     store = dist.TCPStore("127.0.0.1", request["port"], world, rank == 0, timeout=timeout)
     flight_record.switch_on()
-    dist.init_process_group(request.get("backend", "gloo"), store=store, rank=rank, world_size=world, timeout=timeout)
+    dist.init_process_group(request.get("backend", "gloo"), store=store, rank=rank, world_size=world, timeout=timeout, device_id=device)
 
 
 def leave() -> dict:
@@ -159,19 +162,47 @@ def bench_shift(rank: int, call_index: int) -> int:
 
 
 class Bench:
-    """The timed calls of one rank: inputs made (from the judge's seed) before the judge's go, the
-    learner's function called on each in turn, the device synchronised before the answer."""
+    """The timed calls of one rank: the process group joined and connected before the learner's code
+    loads, then in each round inputs made (from the judge's seed) before the judge's go, the learner's
+    function called on each in turn, the device synchronised before the answer."""
 
     def __init__(self) -> None:
         self.inputs: list[torch.Tensor] = []
         self.outputs: list[torch.Tensor] = []
-        self.backend, self.marked = "gloo", None
+        self.backend, self.marked, self.device = "gloo", None, torch.device("cpu")
+
+    def connect(self, request: dict) -> dict:
+        """Join the timed run's process group and make every connection its calls may use, then refuse
+        new ones to this thread (which loads and runs the learner's code next) and every thread it
+        starts. NCCL's traffic cannot cross the judge, so what a timed rank may reach is set here: the
+        group's own communicator (whose every collective its flight record counts) and, for a lone
+        send or receive, the communicator of each pair of ranks; a communicator of the learner's own
+        (a second group, CuPy's NCCL bindings) would need new sockets for NCCL's bootstrap."""
+        import torch.distributed as dist
+
+        from . import seccomp
+
+        join(request)
+        self.backend = request.get("backend", "gloo")
+        if self.backend == "nccl":
+            self.device = torch.device("cuda", request["rank"])
+        rank, world = request["rank"], request["world_size"]
+        one = torch.zeros(1, device=self.device)
+        for low in range(world):
+            for high in range(low + 1, world):
+                if rank == low:
+                    dist.send(one, high)
+                elif rank == high:
+                    dist.recv(one, low)
+        dist.barrier()
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()
+        return {"connected": True, "network": seccomp.forbid_new_connections()}
 
     def arm(self, worker, request: dict) -> dict:
         import torch.distributed as dist
 
-        join(request)
-        device = torch.device("cuda", request["rank"]) if request.get("backend") == "nccl" else torch.device("cpu")
+        device = self.device
         base = bench_input(request["numel"], request["seed"], request["rank"]).to(device)
         self.inputs = [base.roll(bench_shift(request["rank"], i)) for i in range(request["calls"] + 1)]
         del base
@@ -186,7 +217,6 @@ class Bench:
         if device.type == "cuda":
             torch.cuda.synchronize()
         dist.barrier()
-        self.backend = request.get("backend", "gloo")
         self.marked = flight_record.mark(self.backend)
         return {"armed": True}
 
@@ -219,14 +249,14 @@ class Bench:
         return {"outputs": meta}, data
 
     def close(self) -> dict:
-        """After the judge's clock stopped and before leaving (whose barrier is a collective): the
+        """After the judge's clock stopped, the end of a round (the group stays for the next): the
         collectives the process group itself counted since the arm (autograder.flight_record: one
         hidden from the record of communication is caught there)."""
         ran = flight_record.collectives_since(self.marked, self.backend)
         self.inputs, self.outputs, self.marked = [], [], None
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
-        return {**leave(), "collectives": ran}
+        return {"closed": True, "collectives": ran}
 
 
 def visible_gpus() -> int:

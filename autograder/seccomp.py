@@ -208,6 +208,22 @@ def forbid_hidden_memory() -> str:
     return _install(program()) or "seccomp: no shared memory, pipes, sockets, child processes or paging out"
 
 
+def forbid_new_connections() -> str:
+    """Refuse a new socket or connection (NETWORK) to the calling thread and every thread and child it
+    starts from now on: a timed rank's, once its process group is connected (autograder.ranks.Bench).
+    Not every thread: the channel's threads keep the channel to the judge, which a filter synchronised
+    across the process would take from them. Returns what took effect, in words."""
+    failed = _unsupported()
+    if failed:
+        return f"{failed}: new connections are not refused"
+    refuse, allow = _op(_RET, RET_ERRNO | errno.EPERM), _op(_RET, RET_ALLOW)
+    code = _header()
+    for number in sorted(NETWORK.values()):
+        code += [_op(_JEQ, number, jf=1), refuse]
+    code.append(allow)
+    return _install(b"".join(code)) or "seccomp: no new socket or connection"
+
+
 def forbid_channel(fds: tuple[int, ...], passing: bool = False, protected: tuple[int, ...] = ()) -> str:
     """Keep what reaches beyond the worker (reach_program) from every thread of it, and its channel to
     the judge (``fds``) from the calling thread and everything it starts (autograder.channel);

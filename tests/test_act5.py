@@ -296,7 +296,6 @@ def test_timed_protocol_catches_a_wrong_timed_call(tmp_path):
 HIDDEN_IN_THE_TIMED_RUN = {
     "modes switched off": "    with _disable_current_modes():\n        dist.all_reduce(torch.ones(1024))\n",
     "the group's own method": "    with _disable_current_modes():\n        dist.group.WORLD.allreduce([torch.ones(1024)]).wait()\n",
-    "a group of its own": "    with _disable_current_modes():\n        dist.all_reduce(torch.ones(1024), group=dist.new_group([0, 1]))\n",
 }
 
 
@@ -314,6 +313,25 @@ def test_a_collective_hidden_from_the_timed_record_is_rejected(tmp_path, hiding)
     )
     row = _timed_on_gloo(tmp_path, module)
     assert row.get("reject") and "the process group's own record of rank" in row["note"], row
+
+
+@pytest.mark.parametrize("where", ["in each call", "when the module loads"])
+def test_the_timed_ranks_cannot_connect_anew(tmp_path, where):
+    """The timed ranks join their group and make its connections before the learner's module loads,
+    then may open no socket: a second group (made in a call, or a rendezvous of the learner's own
+    when the module loads) is refused, and the timed run earns no ratio (autograder.ranks.Bench.connect)."""
+    module = tmp_path / "submission.py"
+    if where == "in each call":
+        extra = "    if dist.get_backend() == 'gloo':\n        dist.all_reduce(torch.ones(1024), group=dist.new_group([0, 1]))\n"
+        module.write_text(_solution_ring().replace("    rank, world = dist.get_rank(), dist.get_world_size()\n", extra + "    rank, world = dist.get_rank(), dist.get_world_size()\n", 1))
+    else:
+        module.write_text("import socket\nsocket.socket().close()\n" + _solution_ring())
+    row = _timed_on_gloo(tmp_path, module)
+    assert "ratio" not in row, row
+    if where == "in each call":
+        assert "may open no new connection" in row["note"], row
+    else:
+        assert "could not be loaded" in row["note"], row
 
 
 def test_the_flight_record_is_read_as_nccl_writes_it(monkeypatch):

@@ -64,9 +64,9 @@ def main() -> None:
                         row = {"code": code_name, "ranks": ranks_name, "calls": calls, "backend": backend, "numel": speed.numel}
                         if ranks_name == "learner ranks":
                             ranks = Ranks(g, 0, reuse_learner=False, network=True)
-                            failed = ranks.grow(speed.world_size)
+                            failed = ranks.grow(speed.world_size, connect=distributed_speed._connect_request(speed, backend))
                         else:
-                            ranks, failed = distributed_speed._library_ranks(g, speed), None
+                            ranks, failed = distributed_speed._library_ranks(g, speed, backend), None
                         try:
                             row.update(failed or distributed_speed._timed_run(g, ranks, speed, backend, check=False))
                         finally:

@@ -47,28 +47,88 @@ def test_reference_ring_against_nccl():
     assert result["points"] == problem.max_points
 
 
-# Hidden only where the group is a real one (the timed run on NCCL), never on the judge's relay.
-HIDDEN_ON_NCCL = {
-    "modes switched off": "        with _disable_current_modes():\n            dist.all_reduce(torch.ones(1024, device=tensor.device))\n",
-    "a group of its own": "        with _disable_current_modes():\n            dist.all_reduce(torch.ones(1024, device=tensor.device), group=dist.new_group([0, 1]))\n",
-}
-
-
-@pytest.mark.parametrize("hiding", sorted(HIDDEN_ON_NCCL))
-def test_a_collective_hidden_in_the_timed_run_is_rejected(hiding):
-    """The reference ring plus one NCCL all-reduce in each timed call, out of sight of the rank's own
-    record: NCCL's flight record counts it, and the grading is rejected (autograder.flight_record)."""
+def _ring_with(before: str = "", replace: tuple[str, str] | None = None) -> str:
+    """The reference ring, with ``before`` run on NCCL at the start of each call and one text replaced."""
     problem = registry.get("act5.ring_all_reduce")
     cells = source.notebook_cells(str(ROOT / "solutions" / f"{problem.notebook}.ipynb"))
-    code = "from torch.utils._python_dispatch import _disable_current_modes\n" + source.extract(cells, problem.function).replace(
-        "    rank, world = dist.get_rank(), dist.get_world_size()\n",
-        "    if dist.get_backend() == 'nccl':\n" + HIDDEN_ON_NCCL[hiding] + "    rank, world = dist.get_rank(), dist.get_world_size()\n",
-        1,
-    )
+    code = source.extract(cells, problem.function)
+    if before:
+        code = code.replace("    rank, world = dist.get_rank(), dist.get_world_size()\n", "    if dist.get_backend() == 'nccl':\n" + before + "    rank, world = dist.get_rank(), dist.get_world_size()\n", 1)
+    if replace:
+        assert replace[0] in code
+        code = code.replace(*replace)
+    return code
+
+
+def _graded(name: str, code: str) -> dict:
+    problem = registry.get("act5.ring_all_reduce")
     result = grading.grade_source(problem, code, problem.function, device="cuda")
-    name = hiding.replace(" ", "-")
-    _out(f"hidden-collective-{name}.json").write_text(json.dumps({k: result.get(k) for k in ("status", "message", "points", "distributed_speed")}, indent=1, default=str))
+    _out(f"{name}.json").write_text(json.dumps({k: result.get(k) for k in ("status", "message", "points", "speed_note", "distributed_speed")}, indent=1, default=str))
+    return result
+
+
+def test_a_collective_hidden_in_the_timed_run_is_rejected():
+    """The reference ring plus one NCCL all-reduce in each timed call, out of sight of the rank's own
+    record: NCCL's flight record counts it, and the grading is rejected (autograder.flight_record)."""
+    hidden = "        with _disable_current_modes():\n            dist.all_reduce(torch.ones(1024, device=tensor.device))\n"
+    result = _graded("hidden-collective-modes-switched-off", "from torch.utils._python_dispatch import _disable_current_modes\n" + _ring_with(hidden))
     assert result["status"] == "REJECT" and "the process group's own record of rank" in result["message"], result["message"]
+
+
+# Communicators the timed ranks may not make (autograder.ranks.Bench.connect: no new connection once
+# the group is connected): a second torch.distributed group, and CuPy's NCCL bindings with the unique id
+# passed through the group's own store.
+OWN_COMMUNICATOR = {
+    "a group of its own": "        with _disable_current_modes():\n            dist.all_reduce(torch.ones(1024, device=tensor.device), group=dist.new_group([0, 1]))\n",
+    "cupy nccl": "        _cupy_all_reduce(tensor)\n",
+}
+CUPY_ALL_REDUCE = """
+_COMMUNICATOR = []
+
+
+def _cupy_all_reduce(tensor):
+    from cupy.cuda import nccl
+
+    if not _COMMUNICATOR:
+        store = dist.distributed_c10d._get_default_store()
+        if dist.get_rank() == 0:
+            store.set("own_nccl", ",".join(str(v) for v in nccl.get_unique_id()))
+        unique_id = tuple(int(v) for v in store.get("own_nccl").decode().split(","))
+        _COMMUNICATOR.append(nccl.NcclCommunicator(dist.get_world_size(), unique_id, dist.get_rank()))
+    x = torch.ones(1024, device=tensor.device)
+    _COMMUNICATOR[0].allReduce(x.data_ptr(), x.data_ptr(), x.numel(), nccl.NCCL_FLOAT32, nccl.NCCL_SUM, torch.cuda.current_stream().cuda_stream)
+"""
+
+
+@pytest.mark.parametrize("how", sorted(OWN_COMMUNICATOR))
+def test_a_communicator_of_its_own_cannot_be_made_in_the_timed_run(how):
+    code = "from torch.utils._python_dispatch import _disable_current_modes\n" + _ring_with(OWN_COMMUNICATOR[how]) + CUPY_ALL_REDUCE
+    result = _graded("own-communicator-" + how.replace(" ", "-"), code)
+    speed = result.get("distributed_speed") or {}
+    assert "ratio" not in speed and "may open no new connection" in speed.get("note", ""), (result["status"], speed)
+    assert result["points"] < registry.get("act5.ring_all_reduce").max_points
+
+
+LONE_EXCHANGE = """
+
+def _lone(step_ops):
+    send, receive = step_ops
+    if dist.get_rank() % 2 == 0:
+        dist.send(send.tensor, send.peer)
+        dist.recv(receive.tensor, receive.peer)
+    else:
+        dist.recv(receive.tensor, receive.peer)
+        dist.send(send.tensor, send.peer)
+"""
+
+
+def test_a_ring_of_lone_sends_and_receives_is_timed():
+    """A ring of blocking send and recv (torch.distributed's communicator of a pair of ranks, not the
+    group's): made before the learner's code loads, it is timed under the no-new-connection rule."""
+    batched = "        for request in dist.batch_isend_irecv(step_ops):\n            request.wait()\n"
+    result = _graded("lone-sends", _ring_with(replace=(batched, "        _lone(step_ops)\n")) + LONE_EXCHANGE)
+    speed = result.get("distributed_speed") or {}
+    assert result["status"] == "PASS" and "ratio" in speed, (result["message"], speed)
 
 
 def test_nccl_bus_bandwidth_is_measured():
