@@ -24,6 +24,9 @@ from . import flight_record, learner_code, relay, shared
 COMM_NAMESPACES = ("c10d", "_c10d_functional", "c10d_functional", "_dtensor")
 POINT_TO_POINT = {"c10d::send", "c10d::recv_", "c10d::recv_any_source_"}
 MAX_OUTPUT_BYTES = 1 << 31
+# Elements of the messages that connect a timed run's ranks (64 MiB of float32: every channel NCCL
+# gives a pair of ranks).
+WARM_ELEMENTS = 16 << 20
 
 
 class CommRecord(TorchDispatchMode):
@@ -187,13 +190,23 @@ class Bench:
         if self.backend == "nccl":
             self.device = torch.device("cuda", request["rank"])
         rank, world = request["rank"], request["world_size"]
-        one = torch.zeros(1, device=self.device)
+        # NCCL connects a pair of ranks on its first message between them (and over as many channels
+        # as the message's size asks for), through its proxy's sockets: so a large message each way,
+        # batched as a ring's step is (the group's communicator), then alone (the pair's own).
+        sent = torch.ones(WARM_ELEMENTS, device=self.device)
+        received = torch.empty_like(sent)
+        peers = [peer for peer in range(world) if peer != rank]
+        operations = [dist.P2POp(dist.isend, sent, peer) for peer in peers] + [dist.P2POp(dist.irecv, received, peer) for peer in peers]
+        for work in dist.batch_isend_irecv(operations):
+            work.wait()
         for low in range(world):
             for high in range(low + 1, world):
                 if rank == low:
-                    dist.send(one, high)
+                    dist.send(sent, high)
+                    dist.recv(received, high)
                 elif rank == high:
-                    dist.recv(one, low)
+                    dist.recv(received, low)
+                    dist.send(sent, low)
         dist.barrier()
         if self.device.type == "cuda":
             torch.cuda.synchronize()

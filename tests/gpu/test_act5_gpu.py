@@ -69,10 +69,14 @@ def _graded(name: str, code: str) -> dict:
 
 def test_a_collective_hidden_in_the_timed_run_is_rejected():
     """The reference ring plus one NCCL all-reduce in each timed call, out of sight of the rank's own
-    record: NCCL's flight record counts it, and the grading is rejected (autograder.flight_record)."""
+    record: NCCL's flight record counts it, and the grading is rejected (autograder.flight_record), or
+    the collective needs a connection the group has not made, which is refused: no ratio either way."""
     hidden = "        with _disable_current_modes():\n            dist.all_reduce(torch.ones(1024, device=tensor.device))\n"
     result = _graded("hidden-collective-modes-switched-off", "from torch.utils._python_dispatch import _disable_current_modes\n" + _ring_with(hidden))
-    assert result["status"] == "REJECT" and "the process group's own record of rank" in result["message"], result["message"]
+    speed = result.get("distributed_speed") or {}
+    rejected = result["status"] == "REJECT" and "the process group's own record of rank" in result["message"]
+    refused = "ratio" not in speed and "may open no new connection" in speed.get("note", "")
+    assert rejected or refused, (result["status"], result["message"], speed)
 
 
 # Communicators the timed ranks may not make (autograder.ranks.Bench.connect: no new connection once
@@ -91,8 +95,11 @@ def _cupy_all_reduce(tensor):
 
     if not _COMMUNICATOR:
         store = dist.distributed_c10d._get_default_store()
+        # Asked for on every rank (rank 0's is used): one refused on rank 0 alone would leave the
+        # other waiting on the store until the untimed call's limit.
+        unique_id = nccl.get_unique_id()
         if dist.get_rank() == 0:
-            store.set("own_nccl", ",".join(str(v) for v in nccl.get_unique_id()))
+            store.set("own_nccl", ",".join(str(v) for v in unique_id))
         unique_id = tuple(int(v) for v in store.get("own_nccl").decode().split(","))
         _COMMUNICATOR.append(nccl.NcclCommunicator(dist.get_world_size(), unique_id, dist.get_rank()))
     x = torch.ones(1024, device=tensor.device)
