@@ -23,7 +23,9 @@ the scale and zero once per group and row. They differ in how the bytes are kept
   kernel adds them and writes bf16: no atomics and no state kept between calls, one launch more.
 - prefetch2_pdl: prefetch2 with programmatic dependent launch: the first two steps' weights, scales
   and zeros are asked for before the wait, so at 4096 x 4096 in steps of 16 groups a program has the
-  whole of its K in flight before the kernel ahead of it ends.
+  whole of its K in flight before the kernel ahead of it ends. Measured slower on an H200 on
+  2026-11-28 (tune_act7_int4_windows.py): 26.0-26.7 us at 8192 x 8192 in every configuration
+  against the solution's 16.1-16.6 us (results/runs/2026-11-28-h100-h200-twenty-second-session/).
 - loop: the reference solution's kernel before 2026-11-27 (a step's loads issued after the previous
   step's arithmetic), kept to compare with the prefetch design the solution now uses.
 - prefetch_pdl: prefetch with programmatic dependent launch (sm_90+, launch_pdl=True): a program
