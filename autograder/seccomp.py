@@ -102,6 +102,8 @@ PASSING = {"sendmsg": 46, "sendmmsg": 307}
 # out what the sandbox refuses. A new socket (socketpair's pairs reach nothing) or a connection is
 # refused, but for NCCL's ranks, which meet over the loopback network.
 NETWORK = {"socket": 41, "connect": 42}
+# AF_INET, AF_INET6 and AF_PACKET: the families a socket reaches another machine or process by address with.
+INTERNET_FAMILIES = (2, 10, 17)
 
 
 # The system calls that change how another process or thread is scheduled (its priority, policy,
@@ -209,19 +211,19 @@ def forbid_hidden_memory() -> str:
 
 
 def forbid_new_connections() -> str:
-    """Refuse a new socket or connection (NETWORK) to the calling thread and every thread and child it
-    starts from now on: a timed rank's, once its process group is connected (autograder.ranks.Bench).
-    Not every thread: the channel's threads keep the channel to the judge, which a filter synchronised
-    across the process would take from them. Returns what took effect, in words."""
+    """Refuse a new network socket (INTERNET_FAMILIES) to the calling thread and every thread and child
+    it starts from now on: a timed rank's, once its process group is connected (autograder.ranks.Bench).
+    NCCL's bootstrap, which every new communicator needs, meets over TCP; UNIX sockets stay, since
+    NCCL's proxy passes its cuMem buffers' descriptors over abstract ones. Not every thread: the
+    channel's threads keep the channel to the judge, which a filter synchronised across the process
+    would take from them. Returns what took effect, in words."""
     failed = _unsupported()
     if failed:
         return f"{failed}: new connections are not refused"
     refuse, allow = _op(_RET, RET_ERRNO | errno.EPERM), _op(_RET, RET_ALLOW)
-    code = _header()
-    for number in sorted(NETWORK.values()):
-        code += [_op(_JEQ, number, jf=1), refuse]
-    code.append(allow)
-    return _install(b"".join(code)) or "seccomp: no new socket or connection"
+    families = [x for family in INTERNET_FAMILIES for x in (_op(_JEQ, family, jf=1), refuse)]
+    code = [*_header(), _op(_JEQ, NETWORK["socket"], jf=len(families) + 2), _op(_LOAD, _ARG0), *families, allow, allow]
+    return _install(b"".join(code)) or "seccomp: no new network socket"
 
 
 def forbid_channel(fds: tuple[int, ...], passing: bool = False, protected: tuple[int, ...] = ()) -> str:
