@@ -9,11 +9,12 @@ import sys
 # The worker's own modules that it imports lazily after the learner's code is in: imported while
 # sealing, so that a module object planted in their place is a change the fingerprint sees.
 WORKER_MODULES = ("arrays", "bounds", "canary", "cuda_driver", "jsonable", "launch_record", "kernel_python", "relay", "replay", "rewrites", "shared", "watch", "wire")
-# The standard modules the worker's code reaches by attribute as it reports (the clocks, the profiler's
-# warnings on stop, paths and the environment, the wire's packing, the channel's signature): a rebound
-# time.perf_counter or warnings.warn would run the learner's code inside a report. Not sys, whose
-# streams a learner's code may redirect, nor threading, whose hooks libraries set.
-STANDARD = ("warnings", "time", "os", "posixpath", "math", "statistics", "pickle", "struct", "hashlib", "hmac", "re")
+# The standard modules the worker's code reaches by attribute as it reports (the profiler's warnings on
+# stop, paths and the environment, the wire's packing, the channel's signature): a rebound warnings.warn
+# would run the learner's code inside a report. Not sys, whose streams a learner's code may redirect,
+# nor threading, whose hooks libraries set, nor time: the worker's clocks decide nothing the judge
+# grades by (case patches_timer: a patched clock changes nothing, and the grading stands).
+STANDARD = ("warnings", "os", "posixpath", "math", "statistics", "pickle", "struct", "hashlib", "hmac", "re")
 # Modules whose bindings decide what the worker reports: the grader's own, the libraries whose code
 # builds its facts (the profiler's events, the interpreter's launches) or its replies, and builtins,
 # which every one of them looks up as it runs (a rebound sorted() dropped PyTorch's operators from

@@ -3,7 +3,7 @@
 # devices: cpu cuda
 # says: warnings.warn
 # The worker's code reaches standard modules by attribute as it reports: PyTorch's profiler warns
-# through warnings.warn when it stops, the worker's clocks are time's. A function bound in their
+# through warnings.warn when it stops. A function bound in its
 # place runs the learner's code inside the report, where it could edit what is being sent. This one
 # only passes the call on, and adds honestly: the seal fingerprints these modules as it does builtins
 # (autograder.fingerprint.STANDARD), so the rebinding alone rejects the grading.
