@@ -50,16 +50,28 @@ class Ranks:
         for session, _ in started:
             session.wait_ready()
         if connect is not None:
-            requests = [({**connect, "op": "rank_connect", "rank": rank}, b"") for rank in range(count)]
-            answers = self.exchange(count, requests, min(300.0, self.g.remaining()), "joining the process group")
-            for rank, answer in enumerate(answers):
-                if answer is None or not answer[0].get("connected"):
-                    return {"connect_error": missing_message(count, answers, 300.0, "joining the process group") if answer is None else f"rank {rank}: {answer[0]}"}
+            failed = self.connect(count, connect)
+            if failed:
+                return {"connect_error": failed}
         for session, module in started:
             request = {"op": "load", "module": module, "entry": self.g.job["entry"], "arguments": list(self.g.problem.arguments), "keywords": True}
             header, _ = session.ask(request, timeout=self.g.remaining())
             if not header.get("loaded"):
                 return header
+        return None
+
+    def connect(self, world: int, request: dict) -> str | None:
+        """Every one of the first ``world`` ranks joins the timed run's process group and connects it
+        (``request``: autograder.distributed_speed's, each rank's number added; autograder.ranks.Bench.
+        connect), all at once; what went wrong, or None."""
+        requests = [({**request, "op": "rank_connect", "rank": rank}, b"") for rank in range(world)]
+        timeout = min(300.0, self.g.remaining())
+        answers = self.exchange(world, requests, timeout, "joining the process group")
+        for rank, answer in enumerate(answers):
+            if answer is None:
+                return missing_message(world, answers, timeout, "joining the process group")
+            if not answer[0].get("connected"):
+                return f"rank {rank} could not join the process group: {answer[0]}"
         return None
 
     def exchange(self, world: int, requests: list[tuple[dict, bytes]], timeout: float, doing: str, relay=None) -> list:

@@ -124,11 +124,9 @@ def _start_library_ranks(g, speed: BusBandwidthSpeed, ranks: Ranks, path: str, b
     for session in ranks.sessions:
         session.wait_ready()
     # Joined and connected as the learner's ranks were: the same protocol for both.
-    connect = _connect_request(speed, backend)
-    requests = [({**connect, "op": "rank_connect", "rank": rank}, b"") for rank in range(speed.world_size)]
-    answers = ranks.exchange(speed.world_size, requests, min(300.0, g.remaining()), "joining the process group")
-    if any(answer is None or not answer[0].get("connected") for answer in answers):
-        raise RuntimeError(f"the library's ranks could not join their process group: {answers}")
+    failed = ranks.connect(speed.world_size, _connect_request(speed, backend))
+    if failed:
+        raise RuntimeError(f"the library's ranks: {failed}")
     for session in ranks.sessions:
         header, _ = session.ask({"op": "load", "module": path, "entry": "library_collective", "arguments": ["tensor"], "keywords": True}, timeout=g.remaining())
         if not header.get("loaded"):
