@@ -210,24 +210,21 @@ def forbid_hidden_memory() -> str:
     return _install(program()) or "seccomp: no shared memory, pipes, sockets, child processes or paging out"
 
 
-def forbid_new_connections() -> str:
-    """Refuse a new network socket (INTERNET_FAMILIES) to every thread of the process and every thread
-    and child they start from now on: a timed rank's, once its process group is connected and before
-    the channel's filter makes its threads' filters differ (autograder.ranks.Bench.connect). NCCL's
-    bootstrap, which every new communicator needs, meets over TCP; UNIX sockets stay, since NCCL's
-    proxy passes its cuMem buffers' descriptors over abstract ones. Every thread: a thread running
-    before the filter (a CUDA host callback's, NCCL's, PyTorch's) could otherwise run the learner's
-    code, or start a thread that does, with the network open. Returns what took effect, in words."""
+def forbid_new_connections(every_thread: bool = False) -> str:
+    """Refuse a new network socket (INTERNET_FAMILIES) to the calling thread and every thread and child
+    it starts from now on: a timed rank's, once its process group is connected (autograder.ranks.Bench).
+    NCCL's bootstrap, which every new communicator needs, meets over TCP; UNIX sockets stay, since
+    NCCL's proxy passes its cuMem buffers' descriptors over abstract ones. Not every thread: the
+    channel's threads keep the channel to the judge, which a filter synchronised across the process
+    would take from them; ``every_thread`` (tests/gpu/probe_connect_every_thread.py) synchronises it,
+    for a process whose threads' filters are all the same. Returns what took effect, in words."""
     failed = _unsupported()
     if failed:
         return f"{failed}: new connections are not refused"
     refuse, allow = _op(_RET, RET_ERRNO | errno.EPERM), _op(_RET, RET_ALLOW)
     families = [x for family in INTERNET_FAMILIES for x in (_op(_JEQ, family, jf=1), refuse)]
-    code = b"".join([*_header(), _op(_JEQ, NETWORK["socket"], jf=len(families) + 2), _op(_LOAD, _ARG0), *families, allow, allow])
-    # A thread that cannot take it then (one exiting): the calling thread and what it starts, at least.
-    if _install(code, every_thread=True) is None:
-        return "seccomp: no new network socket in any thread"
-    return _install(code) or "seccomp: no new network socket (not in the threads running before it)"
+    code = [*_header(), _op(_JEQ, NETWORK["socket"], jf=len(families) + 2), _op(_LOAD, _ARG0), *families, allow, allow]
+    return _install(b"".join(code), every_thread) or "seccomp: no new network socket" + (" in any thread" if every_thread else "")
 
 
 def forbid_channel(fds: tuple[int, ...], passing: bool = False, protected: tuple[int, ...] = ()) -> str:

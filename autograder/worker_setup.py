@@ -78,14 +78,6 @@ class WorkerSetup:
             from . import ranks
 
             ranks.warm()
-            if self.setup.get("connect"):
-                # A timed rank joins its group before the channel's filter, while every thread's
-                # filters are still the same: the one refusing new connections then reaches them all.
-                self.bench = ranks.Bench()
-                try:
-                    facts["connected"] = self.bench.connect(self.setup["connect"])
-                except Exception as exc:  # noqa: BLE001 -- reported to the judge, which names the rank
-                    facts["connect_error"] = f"{type(exc).__name__}: {exc}"[:2000]
         if self.setup.get("kind") == "memory":
             # The grader's model, built and warmed up from the judge's seed in the trusted worker
             # and the learner's alike, before anything is measured or refused.

@@ -1,17 +1,22 @@
-"""Which thread of a timed rank needs a new network socket after the rank is connected? A probe for
+"""Which connections does NCCL make after a timed rank is connected, and in which thread? A probe for
 issue 12 on a machine with two GPUs: `python tests/gpu/probe_connect_every_thread.py [OUT.json]`
 (`--gloo` runs it on CPU tensors over gloo, to check the script).
 
-A timed rank joins its group and connects it (autograder.ranks.Bench.connect), then refuses a new
-internet socket. Refused to the thread that runs the learner's code alone, the reference ring ran on
-two H200s; refused to every thread of the rank (SECCOMP_FILTER_FLAG_TSYNC), the ranks were killed by
-SIGABRT within seconds, in the untimed call, while loading, or while an output was read: a thread
-other than the caller's opens one later. Each configuration starts two plain ranks (no sandbox), runs
-Bench.connect as the worker does, then for RUN_S seconds a ring step (a 32 MiB batch each way) every
-half second and an all-reduce every fifth step, with NCCL's warnings and PyTorch's C++ log on
-stderr. Configurations: as graded; NCCL's RAS subsystem off (NCCL_RAS_ENABLE=0); PyTorch's NCCL
-heartbeat monitor off (TORCH_NCCL_ENABLE_MONITORING=0); both. One JSON line per rank: steps done,
-the error if one was raised, and the rank's exit status and the last lines of its stderr.
+A timed rank joins its group and connects it (autograder.ranks.Bench.connect: a 64 MiB batch each
+way, a lone send and receive each way, a barrier), then refuses a new internet socket to the thread
+that runs the learner's code. Refused to every thread of the rank instead (SECCOMP_FILTER_FLAG_TSYNC,
+the twenty-third session's first version), the graded ranks were killed by SIGABRT on two H200s: in
+the reference ring's untimed call (128 MiB steps), while an all-reduce's output was read, while
+loading; plain ranks doing 32 MiB steps after the same connect ran 20 s without harm. Expected, if
+NCCL's proxy thread connects further channels for larger messages and for the first collective (and
+aborts when it cannot): with a 64 MiB warm-up and the filter on every thread, the 128 MiB steps or the
+full-size all-reduce abort; warmed with the ring's own step size and a full-size all-reduce, they run;
+with the filter on the calling thread alone (as graded), they run.
+
+Each configuration starts two plain ranks (no sandbox), joins as the grader does, warms, filters,
+then for RUN_S seconds a 128 MiB ring step each way every half second and a 256 MiB all-reduce every
+fifth step, with NCCL's warnings on stderr. One JSON line per rank: its exit status, its last line
+(steps done) and the end of its stderr.
 """
 
 from __future__ import annotations
@@ -24,38 +29,58 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
-RUN_S = float(os.environ.get("PROBE_RUN_S", "20"))
-STEP_ELEMENTS = 8 * 2**20
+RUN_S = float(os.environ.get("PROBE_RUN_S", "10"))
+STEP_ELEMENTS = 32 * 2**20
+REDUCE_ELEMENTS = 64 * 2**20
+# (p2p warm-up elements, a full-size all-reduce in the warm-up, the filter on every thread)
 CONFIGS = {
-    "as graded": {},
-    "RAS off": {"NCCL_RAS_ENABLE": "0"},
-    "heartbeat monitor off": {"TORCH_NCCL_ENABLE_MONITORING": "0"},
-    "both off": {"NCCL_RAS_ENABLE": "0", "TORCH_NCCL_ENABLE_MONITORING": "0"},
+    "64 MiB warm-up, every thread": (16 * 2**20, False, True),
+    "128 MiB warm-up and a 256 MiB all-reduce, every thread": (STEP_ELEMENTS, True, True),
+    "64 MiB warm-up, calling thread (as graded)": (16 * 2**20, False, False),
 }
 
 
-def rank_main(rank: int, port: int, backend: str) -> None:
+def rank_main(rank: int, port: int, backend: str, config: str) -> None:
     import torch
     import torch.distributed as dist
 
-    from autograder import ranks
+    from autograder import ranks, seccomp
 
-    bench = ranks.Bench()
-    said = bench.connect({"rank": rank, "world_size": 2, "port": port, "timeout": 120, "backend": backend})
-    print(json.dumps({"rank": rank, "connected": said}), flush=True)
-    peer, steps = 1 - rank, 0
-    send = torch.full((STEP_ELEMENTS,), float(rank + 1), device=bench.device)
+    warm, reduce_too, every_thread = CONFIGS[config]
+    ranks.join({"rank": rank, "world_size": 2, "port": port, "timeout": 120, "backend": backend})
+    device = torch.device("cuda", rank) if backend == "nccl" else torch.device("cpu")
+    small = backend != "nccl"
+    peer = 1 - rank
+    sent = torch.ones(1 << 12 if small else warm, device=device)
+    received = torch.empty_like(sent)
+    for request in dist.batch_isend_irecv([dist.P2POp(dist.isend, sent, peer), dist.P2POp(dist.irecv, received, peer)]):
+        request.wait()
+    if rank == 0:
+        dist.send(sent, 1)
+        dist.recv(received, 1)
+    else:
+        dist.recv(received, 0)
+        dist.send(sent, 0)
+    reduced = torch.ones(1 << 12 if small else REDUCE_ELEMENTS, device=device)
+    if reduce_too:
+        dist.all_reduce(reduced)
+    dist.barrier()
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    print(json.dumps({"rank": rank, "filter": seccomp.forbid_new_connections(every_thread)}), flush=True)
+    send = torch.full((1 << 12 if small else STEP_ELEMENTS,), float(rank + 1), device=device)
     receive = torch.empty_like(send)
+    steps = 0
     ended = time.monotonic() + RUN_S
     while time.monotonic() < ended:
         for request in dist.batch_isend_irecv([dist.P2POp(dist.isend, send, peer), dist.P2POp(dist.irecv, receive, peer)]):
             request.wait()
         if steps % 5 == 4:
-            dist.all_reduce(send[:1024])
-        if bench.device.type == "cuda":
+            dist.all_reduce(reduced)
+        if device.type == "cuda":
             torch.cuda.synchronize()
         steps += 1
-        print(json.dumps({"rank": rank, "steps": steps, "t": round(time.monotonic(), 2)}), flush=True)
+        print(json.dumps({"rank": rank, "steps": steps}), flush=True)
         time.sleep(0.5)
     print(json.dumps({"rank": rank, "done": steps}), flush=True)
     os._exit(0)
@@ -68,9 +93,9 @@ def main() -> None:
     backend = "gloo" if "--gloo" in sys.argv else "nccl"
     out = arguments[0] if arguments else os.path.join(os.environ.get("GPU_RUN_DIR", "."), "connect-every-thread.json")
     rows = []
-    for name, extra in CONFIGS.items():
-        environment = {**os.environ, "PYTHONPATH": ROOT, "NCCL_DEBUG": "WARN", "TORCH_CPP_LOG_LEVEL": "INFO", **extra}
-        command = [sys.executable, __file__, "--port", str(free_port()), "--backend", backend]
+    for name in CONFIGS:
+        environment = {**os.environ, "PYTHONPATH": ROOT, "NCCL_DEBUG": "WARN", "TORCH_NCCL_SHOW_EAGER_INIT_P2P_SERIALIZATION_WARNING": "false"}
+        command = [sys.executable, __file__, "--port", str(free_port()), "--backend", backend, "--config", name]
         processes = [subprocess.Popen([*command, "--rank", str(rank)], env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for rank in range(2)]
         for rank, process in enumerate(processes):
             try:
@@ -79,7 +104,7 @@ def main() -> None:
                 process.kill()
                 stdout, stderr = process.communicate()
             lines = stdout.strip().splitlines()
-            row = {"config": name, "rank": rank, "status": process.returncode, "last": lines[-1] if lines else "", "connected": next((line for line in lines if "connected" in line), ""), "stderr": stderr[-3000:]}
+            row = {"config": name, "rank": rank, "status": process.returncode, "last": lines[-1] if lines else "", "filter": next((line for line in lines if "filter" in line), ""), "stderr": stderr[-3000:]}
             print(json.dumps(row), flush=True)
             rows.append(row)
     with open(out, "w", encoding="utf-8") as f:
@@ -89,6 +114,6 @@ def main() -> None:
 if __name__ == "__main__":
     if "--rank" in sys.argv:
         option = dict(zip(sys.argv[1::2], sys.argv[2::2], strict=False))
-        rank_main(int(option["--rank"]), int(option["--port"]), option["--backend"])
+        rank_main(int(option["--rank"]), int(option["--port"]), option["--backend"], option["--config"])
     else:
         main()
