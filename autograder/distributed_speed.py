@@ -59,16 +59,17 @@ def compare_speed(g, speed: BusBandwidthSpeed, backend: str) -> dict:
     try:
         failed = learner.grow(speed.world_size, connect=_connect_request(speed, backend))
         if failed:
-            return {"note": failed.get("connect_error") or "your code could not be loaded for the timed run"}
+            return {"note": failed.get("connect_error") or "your code could not be loaded for the timed run", **_printed(learner)}
         timed = _timed_run(g, learner, speed, backend, check=True)
     except WorkerGone as exc:
         # The cases passed, so their points stand: a rank that dies only on the timed run's backend
-        # costs the speed part, and the note says where.
-        return {**row, "note": f"on {backend}, {exc}"}
+        # costs the speed part, and the note says where; what the ranks printed says why (a C++
+        # library's abort, NCCL's warnings).
+        return {**row, "note": f"on {backend}, {exc}", **_printed(learner)}
     finally:
         learner.end()
     if "seconds" not in timed:
-        return {**row, **timed}
+        return {**row, **timed, **_printed(learner)}
     row["candidate_s"] = timed["seconds"]
     # The library's collective in trusted ranks, once the learner's processes are gone.
     try:
@@ -90,6 +91,12 @@ def compare_speed(g, speed: BusBandwidthSpeed, backend: str) -> dict:
     row["ratio"] = row["busbw"] / row["library_busbw"]
     row["library"] = speed.library
     return row
+
+
+def _printed(ranks: Ranks) -> dict:
+    """The end of what the timed ranks printed (autograder.distributed_ranks.Ranks.logs), if anything."""
+    output = ranks.logs()
+    return {"rank_output": output} if output else {}
 
 
 def _connect_request(speed: BusBandwidthSpeed, backend: str) -> dict:

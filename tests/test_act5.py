@@ -274,16 +274,19 @@ def test_ranks_reach_each_others_abstract_sockets(tmp_path):
 
 def test_a_rank_that_dies_in_the_timed_run_costs_only_the_speed(tmp_path):
     """A ring whose ranks die only on the timed run (on two H100s an isend-then-recv ring aborted
-    NCCL): the speed part says why, and the error does not end the grading."""
+    NCCL): the speed part says where, what the ranks printed says why, and the error does not end
+    the grading."""
     module = tmp_path / "submission.py"
-    module.write_text("import os\n" + HONEST_RING.replace(
+    module.write_text("import os, sys\n" + HONEST_RING.replace(
         "    rank, world = dist.get_rank(), dist.get_world_size()\n",
-        "    if tensor.numel() == 1000:\n        os.abort()\n    rank, world = dist.get_rank(), dist.get_world_size()\n",
+        "    if tensor.numel() == 1000:\n        print('last words before the abort', file=sys.stderr, flush=True)\n        os.abort()\n"
+        "    rank, world = dist.get_rank(), dist.get_world_size()\n",
     ))
     row = _timed_on_gloo(tmp_path, module)
     # The signal the report names is SIGABRT, or SIGKILL when the judge's clean-up reaches a rank
     # still writing its core dump: either way the note says where the ranks died.
     assert "ratio" not in row and "on gloo" in row["note"] and "the process running your code" in row["note"], row
+    assert "last words before the abort" in row.get("rank_output", ""), row
 
 
 def test_timed_protocol_catches_a_wrong_timed_call(tmp_path):

@@ -13,6 +13,13 @@ aborts when it cannot): with a 64 MiB warm-up and the filter on every thread, th
 full-size all-reduce abort; warmed with the ring's own step size and a full-size all-reduce, they run;
 with the filter on the calling thread alone (as graded), they run.
 
+Measured on two H200s (results/runs/2026-11-28-h200-twenty-third-session, call 5): all three ran
+their 20 steps and all-reduces and exited 0, as an earlier version did with 32 MiB steps and NCCL's
+RAS or PyTorch's heartbeat monitor on or off (call 3). So plain ranks need no new socket in any
+thread after the warm-up: the graded ranks' abort comes from something the sandboxed worker adds
+(its network namespace, its other filters, Landlock, the channel's threads), and their printed
+output (now in the speed row's `rank_output`) is what to read next.
+
 Each configuration starts two plain ranks (no sandbox), joins as the grader does, warms, filters,
 then for RUN_S seconds a 128 MiB ring step each way every half second and a 256 MiB all-reduce every
 fifth step, with NCCL's warnings on stderr. One JSON line per rank: its exit status, its last line
