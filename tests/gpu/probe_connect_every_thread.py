@@ -22,15 +22,16 @@ output (now in the speed row's `rank_output`) is what to read next.
 
 Each configuration starts two plain ranks (no sandbox), joins as the grader does, warms, filters,
 then for RUN_S seconds a 128 MiB ring step each way every half second and a 256 MiB all-reduce every
-fifth step, with NCCL's warnings on stderr. One JSON line per rank: its exit status, its last line
-(steps done) and the end of its stderr.
+fifth step, with NCCL's warnings on stderr. One row per rank: its exit status, the steps it finished (none if it died) and the end
+of its stderr. (Calls 3 and 5 ran it with a launcher of its own, since replaced by
+two_ranks.run_pairs, which now returns each rank's status: their rows hold the rank's last printed
+line where these hold its steps.)
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -47,7 +48,7 @@ CONFIGS = {
 }
 
 
-def rank_main(rank: int, port: int, backend: str, config: str) -> None:
+def rank_main(rank: int, port: int, backend: str, config: str, out: str) -> None:
     import torch
     import torch.distributed as dist
 
@@ -74,7 +75,7 @@ def rank_main(rank: int, port: int, backend: str, config: str) -> None:
     dist.barrier()
     if device.type == "cuda":
         torch.cuda.synchronize()
-    print(json.dumps({"rank": rank, "filter": seccomp.forbid_new_connections(every_thread)}), flush=True)
+    said = seccomp.forbid_new_connections(every_thread)
     send = torch.full((1 << 12 if small else STEP_ELEMENTS,), float(rank + 1), device=device)
     receive = torch.empty_like(send)
     steps = 0
@@ -87,33 +88,28 @@ def rank_main(rank: int, port: int, backend: str, config: str) -> None:
         if device.type == "cuda":
             torch.cuda.synchronize()
         steps += 1
-        print(json.dumps({"rank": rank, "steps": steps}), flush=True)
         time.sleep(0.5)
-    print(json.dumps({"rank": rank, "done": steps}), flush=True)
+    with open(out, "a", encoding="utf-8") as f:
+        f.write(json.dumps({"config": config, "rank": rank, "filter": said, "steps": steps}) + "\n")
     os._exit(0)
 
 
 def main() -> None:
-    from autograder.distributed_ranks import free_port
+    from two_ranks import run_pairs
 
     arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
     backend = "gloo" if "--gloo" in sys.argv else "nccl"
     out = arguments[0] if arguments else os.path.join(os.environ.get("GPU_RUN_DIR", "."), "connect-every-thread.json")
+    lines = out + ".lines"
+    environment = {**os.environ, "PYTHONPATH": ROOT, "NCCL_DEBUG": "WARN", "TORCH_NCCL_SHOW_EAGER_INIT_P2P_SERIALIZATION_WARNING": "false"}
+    ended = run_pairs(__file__, lines, [(["--backend", backend, "--config", name], environment) for name in CONFIGS], RUN_S + 90, stderr_tail=True)
+    with open(lines, encoding="utf-8") as f:
+        finished = {(row["config"], row["rank"]): row for row in map(json.loads, f)}
+    os.remove(lines)
     rows = []
-    for name in CONFIGS:
-        environment = {**os.environ, "PYTHONPATH": ROOT, "NCCL_DEBUG": "WARN", "TORCH_NCCL_SHOW_EAGER_INIT_P2P_SERIALIZATION_WARNING": "false"}
-        command = [sys.executable, __file__, "--port", str(free_port()), "--backend", backend, "--config", name]
-        processes = [subprocess.Popen([*command, "--rank", str(rank)], env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for rank in range(2)]
-        for rank, process in enumerate(processes):
-            try:
-                stdout, stderr = process.communicate(timeout=RUN_S + 90)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                stdout, stderr = process.communicate()
-            lines = stdout.strip().splitlines()
-            row = {"config": name, "rank": rank, "status": process.returncode, "last": lines[-1] if lines else "", "filter": next((line for line in lines if "filter" in line), ""), "stderr": stderr[-3000:]}
-            print(json.dumps(row), flush=True)
-            rows.append(row)
+    for rank_end in ended:
+        config = rank_end["arguments"][-1]
+        rows.append({"config": config, "rank": rank_end["rank"], "status": rank_end["status"], **finished.get((config, rank_end["rank"]), {"steps": None}), "stderr": rank_end["stderr"]})
     with open(out, "w", encoding="utf-8") as f:
         json.dump(rows, f, indent=1)
 
@@ -121,6 +117,6 @@ def main() -> None:
 if __name__ == "__main__":
     if "--rank" in sys.argv:
         option = dict(zip(sys.argv[1::2], sys.argv[2::2], strict=False))
-        rank_main(int(option["--rank"]), int(option["--port"]), option["--backend"], option["--config"])
+        rank_main(int(option["--rank"]), int(option["--port"]), option["--backend"], option["--config"], option["--out"])
     else:
         main()
