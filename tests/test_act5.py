@@ -337,6 +337,45 @@ def test_the_timed_ranks_cannot_connect_anew(tmp_path, where):
         assert "could not be loaded" in row["note"], row
 
 
+THREAD_BEFORE_THE_FILTER = """
+import gc, socket, sys, threading
+from autograder import seccomp
+
+asked, answered = threading.Event(), []
+def older():
+    asked.wait()
+    # A collection in this thread runs the callbacks registered later, from any code.
+    gc.callbacks.append(lambda phase, info: None)
+    try:
+        socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()
+        answered.append("opened")
+    except PermissionError:
+        answered.append("refused")
+    left, right = socket.socketpair()
+    answered.append("unix")
+thread = threading.Thread(target=older)
+thread.start()
+said = seccomp.forbid_new_connections(every_thread=True)
+asked.set()
+thread.join()
+print(said, answered)
+sys.exit(0 if answered == ["refused", "unix"] else 1)
+"""
+
+
+@pytest.mark.skipif(not os.uname().sysname == "Linux" or os.uname().machine != "x86_64", reason="the filter is written for Linux on x86-64")
+def test_no_thread_of_a_timed_rank_can_connect_anew():
+    """The filter a timed rank takes once connected reaches the threads running before it (a gc
+    callback or a CUDA host function of the learner's can run in one of them): they are refused an
+    internet socket too, and keep UNIX ones."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", THREAD_BEFORE_THE_FILTER], capture_output=True, text=True, timeout=60, cwd=Path(__file__).parents[1])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "in any thread" in done.stdout, done.stdout
+
+
 def test_the_flight_record_is_read_as_nccl_writes_it(monkeypatch):
     """autograder.flight_record on entries shaped as NCCL 2.28 under torch 2.11 wrote them on two H100s
     (tests/gpu/probe_ring_record.py): a ring's batches are point-to-point entries and a
