@@ -186,6 +186,9 @@ class Bench:
 
         from . import seccomp
 
+        # Before the join makes the store's event loop: no io_uring ring may exist when the reach
+        # filter (autograder.channel) later refuses io_uring to every thread (seccomp.forbid_io_uring).
+        uring = seccomp.forbid_io_uring()
         join(request)
         self.backend = request.get("backend", "gloo")
         if self.backend == "nccl":
@@ -211,7 +214,8 @@ class Bench:
         dist.barrier()
         if self.device.type == "cuda":
             torch.cuda.synchronize()
-        return {"connected": True, "network": seccomp.forbid_new_connections(every_thread=True)}
+        network = seccomp.forbid_new_connections(every_thread=True)
+        return {"connected": True, "network": network + (f"; io_uring: {uring}" if uring else "")}
 
     def arm(self, worker, request: dict) -> dict:
         import torch.distributed as dist
