@@ -59,7 +59,6 @@ class Worker(WorkerSetup, WorkerCalls, TimedCalls):
             # One rank of a distributed exercise (autograder.ranks, judged by autograder.distributed_cases).
             "rank_call": lambda r, p: self._ranks().call(self, r, p),
             "rank_leave": lambda r, p: (self._ranks().leave(), b""),
-            "rank_connect": lambda r, p: (self._bench().connect(r), b""),
             "rank_arm": lambda r, p: (self._bench().arm(self, r), b""),
             "rank_go": lambda r, p: (self._bench().go(self), b""),
             "rank_output": lambda r, p: self._bench().output(r),

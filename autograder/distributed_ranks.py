@@ -31,8 +31,8 @@ class Ranks:
         """Start ranks up to ``count`` (all side by side), wait for them and load the learner's module
         in each; the first failure to load, if any. Ranks start only when a case needs them, so a
         submission that fails with two ranks never pays for four. ``connect`` (a timed run's ranks,
-        all started here): the ``rank_connect`` request each rank answers, with its rank added, before
-        the module loads (autograder.ranks.Bench.connect)."""
+        all started here): what each rank joins, with its rank added, as it starts, before the module
+        loads (autograder.ranks.Bench.connect)."""
         from .session import Session
 
         started = []
@@ -44,34 +44,20 @@ class Ranks:
             module = shutil.copy(self.g.job["module"], folder)
             network = self.g.network.env() if self.network and getattr(self.g, "network", None) else None
             session = Session("learner", "cpu" if self.g.device == "cpu" else "cuda", folder, os.path.join(folder, "output.log"), no_triton=True, env=network)
-            session.configure(rank_setup(self.g, folder, module, self.g.job["entry"], self.network), start_timeout=self.g.remaining())
+            setup = rank_setup(self.g, folder, module, self.g.job["entry"], self.network)
+            session.configure({**setup, "connect": {**connect, "rank": rank}} if connect else setup, start_timeout=self.g.remaining())
             self.sessions.append(session)
             started.append((session, module))
         for session, _ in started:
             session.wait_ready()
-        if connect is not None:
-            failed = self.connect(count, connect)
-            if failed:
-                return {"connect_error": failed}
+        failed = connected(self.sessions[:count]) if connect else None
+        if failed:
+            return {"connect_error": failed}
         for session, module in started:
             request = {"op": "load", "module": module, "entry": self.g.job["entry"], "arguments": list(self.g.problem.arguments), "keywords": True}
             header, _ = session.ask(request, timeout=self.g.remaining())
             if not header.get("loaded"):
                 return header
-        return None
-
-    def connect(self, world: int, request: dict) -> str | None:
-        """Every one of the first ``world`` ranks joins the timed run's process group and connects it
-        (``request``: autograder.distributed_speed's, each rank's number added; autograder.ranks.Bench.
-        connect), all at once; what went wrong, or None."""
-        requests = [({**request, "op": "rank_connect", "rank": rank}, b"") for rank in range(world)]
-        timeout = min(300.0, self.g.remaining())
-        answers = self.exchange(world, requests, timeout, "joining the process group")
-        for rank, answer in enumerate(answers):
-            if answer is None:
-                return missing_message(world, answers, timeout, "joining the process group")
-            if not answer[0].get("connected"):
-                return f"rank {rank} could not join the process group: {answer[0]}"
         return None
 
     def exchange(self, world: int, requests: list[tuple[dict, bytes]], timeout: float, doing: str, relay=None) -> list:
@@ -120,6 +106,17 @@ class Ranks:
             if text:
                 parts.append(f"--- rank {rank} printed ---\n{text[-2000:]}")
         return "\n".join(parts)
+
+
+def connected(sessions: list) -> str | None:
+    """Wait for ``sessions``, started side by side with a ``connect`` in their set-up (each joins the
+    others as it starts); which rank could not join its process group, or None."""
+    for session in sessions:
+        session.wait_ready()
+    for rank, session in enumerate(sessions):
+        if not session.ready.get("connected"):
+            return f"rank {rank} could not join the process group: {session.ready.get('connect_error', session.ready)}"
+    return None
 
 
 def rank_setup(g, folder: str, module: str, entry: str, network: bool = True) -> dict:

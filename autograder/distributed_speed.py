@@ -19,7 +19,7 @@ import torch
 from . import flight_record
 from .distributed import BusBandwidthSpeed
 from .distributed_cases import compare, decode_outputs
-from .distributed_ranks import Ranks, free_port, missing_message, rank_setup
+from .distributed_ranks import Ranks, connected, free_port, missing_message, rank_setup
 from .session import WorkerGone
 
 LIBRARY_MODULE = "library_ranks.py"
@@ -121,17 +121,16 @@ def _library_ranks(g, speed: BusBandwidthSpeed, backend: str):
 def _start_library_ranks(g, speed: BusBandwidthSpeed, ranks: Ranks, path: str, backend: str) -> None:
     from .session import Session
 
+    request = _connect_request(speed, backend)
     for rank in range(speed.world_size):
         folder = os.path.join(g.workdir, f"library{rank}")
         os.makedirs(folder, exist_ok=True)
         session = Session("library", "cpu" if g.device == "cpu" else "cuda", folder, os.path.join(folder, "output.log"), no_triton=True)
-        setup = {**rank_setup(g, folder, path, "library_collective"), "role": "library"}
+        # Joined and connected as the learner's ranks are: the same protocol for both.
+        setup = {**rank_setup(g, folder, path, "library_collective"), "role": "library", "connect": {**request, "rank": rank}}
         session.configure(setup, start_timeout=g.remaining())
         ranks.sessions.append(session)
-    for session in ranks.sessions:
-        session.wait_ready()
-    # Joined and connected as the learner's ranks were: the same protocol for both.
-    failed = ranks.connect(speed.world_size, _connect_request(speed, backend))
+    failed = connected(ranks.sessions)
     if failed:
         raise RuntimeError(f"the library's ranks: {failed}")
     for session in ranks.sessions:

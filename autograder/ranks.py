@@ -176,15 +176,19 @@ class Bench:
 
     def connect(self, request: dict) -> dict:
         """Join the timed run's process group and make every connection its calls may use, then refuse
-        new ones to this thread (which loads and runs the learner's code next) and every thread it
-        starts. NCCL's traffic cannot cross the judge, so what a timed rank may reach is set here: the
-        group's own communicator (whose every collective its flight record counts) and, for a lone
-        send or receive, the communicator of each pair of ranks; a communicator of the learner's own
-        (a second group, CuPy's NCCL bindings) would need new sockets for NCCL's bootstrap."""
+        new ones to every thread of the process (the worker calls this as it starts, before the
+        channel's filter and before any code of the exercise loads). NCCL's traffic cannot cross the
+        judge, so what a timed rank may reach is set here: the group's own communicator (whose every
+        collective its flight record counts) and, for a lone send or receive, the communicator of each
+        pair of ranks; a communicator of the learner's own (a second group, CuPy's NCCL bindings)
+        would need new sockets for NCCL's bootstrap."""
         import torch.distributed as dist
 
         from . import seccomp
 
+        # Before the join makes the store's event loop: no io_uring ring may exist when the reach
+        # filter (autograder.channel) later refuses io_uring to every thread (seccomp.forbid_io_uring).
+        uring = seccomp.forbid_io_uring()
         join(request)
         self.backend = request.get("backend", "gloo")
         if self.backend == "nccl":
@@ -210,7 +214,8 @@ class Bench:
         dist.barrier()
         if self.device.type == "cuda":
             torch.cuda.synchronize()
-        return {"connected": True, "network": seccomp.forbid_new_connections()}
+        network = seccomp.forbid_new_connections(every_thread=True)
+        return {"connected": True, "network": network + (f"; io_uring: {uring}" if uring else "")}
 
     def arm(self, worker, request: dict) -> dict:
         import torch.distributed as dist

@@ -95,6 +95,7 @@ REACH_WHOLE = {
     # connection, a read of the channel's descriptors.
     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
 }
+IO_URING = ("io_uring_setup", "io_uring_enter", "io_uring_register")
 # sendmsg can pass any descriptor to a socket of the learner's own (SCM_RIGHTS), under a new number.
 PASSING = {"sendmsg": 46, "sendmmsg": 307}
 # The host's services act with more authority than the worker: a Jupyter server's terminals (its
@@ -136,14 +137,18 @@ def _header() -> list[bytes]:
     return [_op(_LOAD, _ARCH), _op(_JEQ, AUDIT_ARCH_X86_64, jt=1), refuse, _op(_LOAD, _NR), _op(_JGE, X32_SYSCALL_BIT, jf=1), refuse]
 
 
+def _whole(numbers) -> list[bytes]:
+    """Instructions refusing each system call of ``numbers`` whatever its arguments."""
+    refuse = _op(_RET, RET_ERRNO | errno.EPERM)
+    return [x for number in sorted(numbers) for x in (_op(_JEQ, number, jf=1), refuse)]
+
+
 def reach_program(passing: bool, protected: tuple[int, ...] = ()) -> bytes:
     """A filter refusing what reaches beyond the worker: REACH_WHOLE, unless ``passing`` the
     network, changes to the scheduling of any process or thread but the caller, signals to process
     groups and to ``protected``, and stops to anyone."""
     refuse, allow = _op(_RET, RET_ERRNO | errno.EPERM), _op(_RET, RET_ALLOW)
-    code = _header()
-    for number in sorted({**REACH_WHOLE, **({} if passing else NETWORK)}.values()):
-        code += [_op(_JEQ, number, jf=1), refuse]
+    code = _header() + _whole({**REACH_WHOLE, **({} if passing else NETWORK)}.values())
     for number, offset in sorted(SELF_ONLY.items()):
         code += [_op(_JEQ, number, jf=4), _op(_LOAD, offset), _op(_JEQ, 0, jt=1), refuse, allow]
     # A pid is an int: the low word of the argument, 0 or negative when it names a group or everyone.
@@ -162,9 +167,7 @@ def channel_program(fds: tuple[int, ...], passing: bool) -> bytes:
     """A filter refusing ``fds`` to every system call, CHANNEL_WHOLE, and, unless ``passing``,
     descriptor passing."""
     refuse, allow = _op(_RET, RET_ERRNO | errno.EPERM), _op(_RET, RET_ALLOW)
-    code = _header()
-    for number in sorted({**CHANNEL_WHOLE, **({} if passing else PASSING)}.values()):
-        code += [_op(_JEQ, number, jf=1), refuse]
+    code = _header() + _whole({**CHANNEL_WHOLE, **({} if passing else PASSING)}.values())
     for number, offsets in sorted(FD_ARGUMENTS.items()):
         block = [op for offset in offsets for op in [_op(_LOAD, offset), *(x for fd in fds for x in (_op(_JEQ, fd, jf=1), refuse))]]
         code += [_op(_JEQ, number, jf=len(block) + 1), *block, allow]
@@ -212,12 +215,11 @@ def forbid_hidden_memory() -> str:
 
 def forbid_new_connections(every_thread: bool = False) -> str:
     """Refuse a new network socket (INTERNET_FAMILIES) to the calling thread and every thread and child
-    it starts from now on: a timed rank's, once its process group is connected (autograder.ranks.Bench).
-    NCCL's bootstrap, which every new communicator needs, meets over TCP; UNIX sockets stay, since
-    NCCL's proxy passes its cuMem buffers' descriptors over abstract ones. Not every thread: the
-    channel's threads keep the channel to the judge, which a filter synchronised across the process
-    would take from them; ``every_thread`` (tests/gpu/probe_connect_every_thread.py) synchronises it,
-    for a process whose threads' filters are all the same. Returns what took effect, in words."""
+    it starts from now on, or with ``every_thread`` to every thread of the process (its filters must
+    all be the same then): a timed rank's, once its process group is connected, before the channel's
+    filter (autograder.ranks.Bench.connect). NCCL's bootstrap, which every new communicator needs,
+    meets over TCP; UNIX sockets stay, since NCCL's proxy passes its cuMem buffers' descriptors over
+    abstract ones. Returns what took effect, in words."""
     failed = _unsupported()
     if failed:
         return f"{failed}: new connections are not refused"
@@ -225,6 +227,14 @@ def forbid_new_connections(every_thread: bool = False) -> str:
     families = [x for family in INTERNET_FAMILIES for x in (_op(_JEQ, family, jf=1), refuse)]
     code = [*_header(), _op(_JEQ, NETWORK["socket"], jf=len(families) + 2), _op(_LOAD, _ARG0), *families, allow, allow]
     return _install(b"".join(code), every_thread) or "seccomp: no new network socket" + (" in any thread" if every_thread else "")
+
+
+def forbid_io_uring() -> str | None:
+    """Refuse io_uring (REACH_WHOLE's three calls) to every thread of the process from now on, before
+    anything makes a ring: libuv, under torch.distributed's store, makes one as its loop starts and
+    polls without it when refused, but aborts its process when the reach filter later refuses it a
+    ring it already has. None if it took effect, else why not."""
+    return _unsupported() or _install(b"".join([*_header(), *_whole(REACH_WHOLE[name] for name in IO_URING), _op(_RET, RET_ALLOW)]), every_thread=True)
 
 
 def forbid_channel(fds: tuple[int, ...], passing: bool = False, protected: tuple[int, ...] = ()) -> str:

@@ -118,13 +118,30 @@ class WorkerSetup:
                 from . import memory_step
 
                 facts["sealed"] = memory_step.seal()
+            self._connect(facts)
             # Last, the seal: from here on the learner's code can neither reach the objects that
             # report on its calls nor replace them unseen (autograder.seal).
             from . import seal
 
             folders = [*self.setup.get("writable", []), *([os.path.dirname(self.setup["module"])] if self.setup.get("module") else [])]
             self.changed_by_learner = seal.seal(tuple(folders), self.device)
+        else:
+            self._connect(facts)
         return facts
+
+    def _connect(self, facts: dict) -> None:
+        """A timed rank's group, joined and connected (autograder.ranks.Bench.connect) inside the
+        sandbox, so that NCCL's threads start in it, and before the channel's filter, while every
+        thread's filters are still the same: the one refusing new connections then reaches them all."""
+        if not self.setup.get("connect"):
+            return
+        from . import ranks
+
+        self.bench = ranks.Bench()
+        try:
+            facts["connected"] = self.bench.connect(self.setup["connect"])
+        except Exception as exc:  # noqa: BLE001 -- reported to the judge, which names the rank
+            facts["connect_error"] = f"{type(exc).__name__}: {exc}"[:2000]
 
     def load(self, request: dict) -> dict:
         path, entry = request["module"], request["entry"]

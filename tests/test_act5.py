@@ -337,6 +337,92 @@ def test_the_timed_ranks_cannot_connect_anew(tmp_path, where):
         assert "could not be loaded" in row["note"], row
 
 
+THREAD_BEFORE_THE_FILTER = """
+import gc, socket, sys, threading
+from autograder import seccomp
+
+asked, answered = threading.Event(), []
+def older():
+    asked.wait()
+    # A collection in this thread runs the callbacks registered later, from any code.
+    gc.callbacks.append(lambda phase, info: None)
+    try:
+        socket.socket(socket.AF_INET, socket.SOCK_STREAM).close()
+        answered.append("opened")
+    except PermissionError:
+        answered.append("refused")
+    left, right = socket.socketpair()
+    answered.append("unix")
+thread = threading.Thread(target=older)
+thread.start()
+said = seccomp.forbid_new_connections(every_thread=True)
+asked.set()
+thread.join()
+print(said, answered)
+sys.exit(0 if answered == ["refused", "unix"] else 1)
+"""
+
+
+@pytest.mark.skipif(not os.uname().sysname == "Linux" or os.uname().machine != "x86_64", reason="the filter is written for Linux on x86-64")
+def test_no_thread_of_a_timed_rank_can_connect_anew():
+    """The filter a timed rank takes once connected reaches the threads running before it (a gc
+    callback or a CUDA host function of the learner's can run in one of them): they are refused an
+    internet socket too, and keep UNIX ones."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", THREAD_BEFORE_THE_FILTER], capture_output=True, text=True, timeout=60, cwd=Path(__file__).parents[1])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "in any thread" in done.stdout, done.stdout
+
+
+STORE_UNDER_THE_FILTERS = """
+import datetime, subprocess, sys
+import torch.distributed as dist
+from autograder import seccomp
+
+if sys.argv[1] == "refused first":
+    assert seccomp.forbid_io_uring() is None
+port = sys.argv[2]
+store = dist.TCPStore("127.0.0.1", int(port), 2, True, timeout=datetime.timedelta(seconds=30), wait_for_workers=False)
+assert seccomp._install(seccomp.reach_program(passing=True), every_thread=True) is None
+client = "import datetime, sys, torch.distributed as d; d.TCPStore('127.0.0.1', int(sys.argv[1]), 2, False, timeout=datetime.timedelta(seconds=30)).set('k', 'v')"
+subprocess.run([sys.executable, "-c", client, port], check=True, timeout=60)
+print("served", store.get("k"))
+"""
+
+
+def _io_uring_usable() -> bool:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    ring = libc.syscall(425, 4, ctypes.create_string_buffer(120))
+    if ring >= 0:
+        os.close(ring)
+    return ring >= 0
+
+
+@pytest.mark.skipif(not os.uname().sysname == "Linux" or os.uname().machine != "x86_64", reason="the filter is written for Linux on x86-64")
+def test_a_timed_ranks_store_keeps_serving_under_the_reach_filter():
+    """Rank 0 hosts its group's store (libuv's event loop) before the reach filter refuses io_uring to
+    every thread: io_uring refused first (autograder.ranks.Bench.connect), the loop polls without a ring
+    and serves a rank that connects afterwards; with a ring made before the filter, libuv aborts the
+    process (SIGABRT, as two H200s showed) where the kernel lets a ring be made."""
+    import subprocess
+    import sys
+
+    from autograder.distributed_ranks import free_port
+
+    def hosted(order: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", STORE_UNDER_THE_FILTERS, order, str(free_port())], capture_output=True, text=True, timeout=120, cwd=Path(__file__).parents[1])
+
+    served = hosted("refused first")
+    assert served.returncode == 0 and "served b'v'" in served.stdout, served.stdout + served.stderr[-2000:]
+    if _io_uring_usable():
+        aborted = hosted("ring first")
+        assert aborted.returncode == -6 and "io_uring_enter" in aborted.stderr, (aborted.returncode, aborted.stderr[-2000:])
+
+
 def test_the_flight_record_is_read_as_nccl_writes_it(monkeypatch):
     """autograder.flight_record on entries shaped as NCCL 2.28 under torch 2.11 wrote them on two H100s
     (tests/gpu/probe_ring_record.py): a ring's batches are point-to-point entries and a

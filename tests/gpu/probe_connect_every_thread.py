@@ -20,6 +20,12 @@ thread after the warm-up: the graded ranks' abort comes from something the sandb
 (its network namespace, its other filters, Landlock, the channel's threads), and their printed
 output (now in the speed row's `rank_output`) is what to read next.
 
+It said (results/runs/2026-11-28-h200-twenty-fourth-session, call 1): "libuv: io_uring_enter(getevents):
+Operation not permitted" on rank 0, which hosts the group's store. Its libuv loop had made an io_uring
+ring when the join ran before the reach filter; the filter then refused io_uring to every thread and
+libuv aborted. Plain ranks never took the reach filter. The timed ranks now refuse io_uring before
+they join (seccomp.forbid_io_uring; tests/test_act5.py reproduces the abort on CPU).
+
 Each configuration starts two plain ranks (no sandbox), joins as the grader does, warms, filters,
 then for RUN_S seconds a 128 MiB ring step each way every half second and a 256 MiB all-reduce every
 fifth step, with NCCL's warnings on stderr. One row per rank: its exit status, the steps it finished (none if it died) and the end
