@@ -12,7 +12,8 @@ optionally ``# entry:``, ``# timeout:``, ``# says:`` (words the verdict's messag
 written "passed <case>: <message>" or "failed <case>: <message>", must contain: the reason the
 grader gives, not only its verdict) and ``# speed_at_most:`` (for a cheat that must earn only
 its honest speed: the speed metric, a copy fraction or a ratio to the library, may not exceed it on
-a GPU), ``# alone: yes`` for one that keeps the GPU busy beyond its own calls (the GPU run
+a GPU), ``# alone: yes`` for one that keeps the GPU busy beyond its own calls, or its memory growing
+with every call (the GPU run
 grades it with nothing else on the GPU, where its load cannot slow other gradings; a case that
 must PASS and nothing else is graded alone too, as a learner's grading is: its time accounting
 would count another grading's GPU work as its own), and ``# slow:``

@@ -1,7 +1,10 @@
 # expect: FAIL
 # problem: act0.vector_add
 # devices: cuda
+# alone: yes
 # Remembers answers by input address: correct the first time, stale once the values change in place.
+# Alone: it keeps every output it returned, so beside other gradings (three a GPU in a verdict shard,
+# each planning its windows on half the free memory) it ran out of memory on an H200 (ERROR, not FAIL).
 import torch
 import triton
 import triton.language as tl
