@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime
 import os
 import pickle
+import time
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
@@ -243,6 +244,9 @@ class Bench:
         calls as it checked the graded ones (a function that switches to the library's collective
         on GPU tensors is caught here)."""
         records, active = [], True
+        # The CPU time the calls took to issue, before the device is waited for: a diagnostic only
+        # (the rank's own word), telling a rank that issues work slower than the GPUs run it.
+        started = time.thread_time()
         try:
             for x in self.inputs:
                 record = CommRecord()
@@ -250,11 +254,12 @@ class Bench:
                     self.outputs.append(worker.fn(x))
                     active = active and record.still_active()
                 records.append(record.ops[:2000])
+            issued = time.thread_time() - started
             if self.inputs and self.inputs[0].is_cuda:
                 torch.cuda.synchronize()
         except BaseException as exc:  # noqa: BLE001
             return {"error": learner_code.error(exc, worker.setup.get("module"))}
-        return {"done": len(self.outputs), "comm": records, "record_active": active}
+        return {"done": len(self.outputs), "comm": records, "record_active": active, "issue_cpu_s": issued}
 
     def output(self, request: dict) -> tuple[dict, bytes]:
         index = request["index"]

@@ -223,6 +223,8 @@ def test_timed_protocol_on_gloo(tmp_path, submission):
     assert "ratio" in row, row
     assert row["busbw"] > 0 and row["library_busbw"] > 0
     assert row["bytes"] == 4 * 10_007
+    # What issuing a call cost the slowest rank's CPU, learner's and library's: at most the call's time.
+    assert 0 < row["candidate_issue_cpu_s"] <= row["candidate_s"] * 1.05 and 0 < row["library_issue_cpu_s"] <= row["library_s"] * 1.05, row
 
 
 RANKS_REACH_EACH_OTHER = """
