@@ -339,6 +339,9 @@ def test_the_timed_ranks_cannot_connect_anew(tmp_path, where):
         assert "could not be loaded" in row["note"], row
 
 
+# The system call filters are written for Linux on x86-64 (autograder.seccomp).
+SECCOMP_HERE = pytest.mark.skipif(os.uname().sysname != "Linux" or os.uname().machine != "x86_64", reason="the filter is written for Linux on x86-64")
+
 THREAD_BEFORE_THE_FILTER = """
 import gc, socket, sys, threading
 from autograder import seccomp
@@ -365,7 +368,7 @@ sys.exit(0 if answered == ["refused", "unix"] else 1)
 """
 
 
-@pytest.mark.skipif(not os.uname().sysname == "Linux" or os.uname().machine != "x86_64", reason="the filter is written for Linux on x86-64")
+@SECCOMP_HERE
 def test_no_thread_of_a_timed_rank_can_connect_anew():
     """The filter a timed rank takes once connected reaches the threads running before it (a gc
     callback or a CUDA host function of the learner's can run in one of them): they are refused an
@@ -404,7 +407,7 @@ def _io_uring_usable() -> bool:
     return ring >= 0
 
 
-@pytest.mark.skipif(not os.uname().sysname == "Linux" or os.uname().machine != "x86_64", reason="the filter is written for Linux on x86-64")
+@SECCOMP_HERE
 def test_a_timed_ranks_store_keeps_serving_under_the_reach_filter():
     """Rank 0 hosts its group's store (libuv's event loop) before the reach filter refuses io_uring to
     every thread: io_uring refused first (autograder.ranks.Bench.connect), the loop polls without a ring
