@@ -17,7 +17,7 @@ import os
 import sys
 import traceback
 
-from . import osguard, seccomp, wire
+from . import noexec, osguard, seccomp, wire
 from .channel import Channel, out_of_the_way
 from .worker_calls import WorkerCalls
 from .worker_setup import WorkerSetup
@@ -38,6 +38,7 @@ class Worker(WorkerSetup, WorkerCalls, TimedCalls):
         self.ops = None
         self.object = None
         self.harness = None
+        self.unrunnable: str | None = None
         # The last correctness call on a CPU, kept for the judge's replay: (inputs id, output, record).
         self.replayable = None
         self.pid = os.getpid()
@@ -129,7 +130,13 @@ def main(in_fd: int | None = None, out_fd: int | None = None, judge_pid: int | N
     # A process the learner's code forks never reads the judge's requests or writes replies.
     os.register_at_fork(after_in_child=lambda: [_close(fd) for fd in (in_fd, out_fd)])
     base, signing_key = wire.receive(in_fd)
+    # While this process has one thread (the kernel's condition for a namespace of its own): on a CPU,
+    # nothing a learner's worker can write may ever be run (autograder.noexec). On a GPU, Triton's
+    # launchers are still built in the learner's process, into its cache.
+    unrunnable = base.get("role") == "learner" and base.get("device") == "cpu" and noexec.VARIABLE in os.environ
     worker = Worker(base)
+    if unrunnable:
+        worker.unrunnable = noexec.remount(os.environ[noexec.VARIABLE].split(os.pathsep))
     # A worker that fails (while starting, or with an exception its loop did not answer) leaves its
     # traceback in its log and a non-zero status, which the judge reports; one whose judge closed the
     # channel ends quietly.
@@ -143,6 +150,8 @@ def main(in_fd: int | None = None, out_fd: int | None = None, judge_pid: int | N
         del signing_key
         ready = worker.start()
         networked = setup.get("kind") == "distributed" and setup.get("network", True)
+        if unrunnable:
+            ready["sandbox"] = f"{ready.get('sandbox')}; {seccomp.forbid_new_code()}"
         ready["channel"] = seccomp.forbid_channel(channel.fds, passing=networked, protected=protected_pids(judge_pid, setup))
         channel.send({"ready": ready})
         worker.serve(channel)

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from . import osguard, rss, wire
+from . import noexec, osguard, rss, wire
 from .channel import one_way
 from .netns import launch
 
@@ -37,7 +37,7 @@ def worker_env(workdir: str, device: str) -> dict:
     env["TRITON_CACHE_DIR"] = os.path.join(workdir, "triton-cache")
     env["CUPY_CACHE_DIR"] = os.path.join(workdir, "cupy-cache")
     env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(workdir, "inductor-cache")
-    env["CUDA_CACHE_PATH"] = os.path.join(workdir, "cuda-cache")
+    env.update({"CUDA_CACHE_PATH": os.path.join(workdir, "cuda-cache"), noexec.VARIABLE: os.pathsep.join(noexec.folders())})
     env.pop("TRITON_INTERPRET", None)
     # NVLink SHARP stays off, as in every NCCL measurement of the course.
     env["NCCL_NVLS_ENABLE"] = "0"

@@ -113,7 +113,7 @@ class WorkerSetup:
             hidden = learner_code.hidden_files() + list(self.setup.get("hidden", [])) + learner_code.other_gradings(own)
             readable = [os.path.dirname(self.setup["module"])] if self.setup.get("module") else []
             confined = osguard.confine(self.setup["writable"], abstract_sockets=self.setup.get("kind") == "distributed" and self.setup.get("network", True), hidden=hidden, readable=readable)
-            facts["sandbox"] = f"{confined}; {osguard.drop_capabilities()}"
+            facts["sandbox"] = "; ".join(filter(None, (confined, osguard.drop_capabilities(), self.unrunnable)))
             if self.setup.get("kind") == "memory":
                 from . import memory_step
 

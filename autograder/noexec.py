@@ -1,0 +1,82 @@
+"""No native code from the learner's folders: a learner's worker sees every folder its process can
+write (the gradings' folders, the kernel caches, ``/dev`` with ``/dev/shm``) mounted ``noexec``, in
+a mount namespace of its own, so no file written there can be mapped executable.
+
+Why: the seal (autograder.seal) refuses the learner's code a native module of its folder, but an
+installed library loads one for whoever asks (``torch.ops.load_library``, a C extension built by
+``torch.utils.cpp_extension``, Triton's launcher found in its cache under the key of the launcher it
+is about to build), and native code in the worker could rewrite what the worker reports. The kernel
+refuses ``mmap(PROT_EXEC)`` of a file on a noexec mount, whoever asks; ``/dev`` is among them
+because a private mapping of ``/dev/zero`` is otherwise memory that can be made executable.
+
+The namespace is made as the worker starts, while its process has one thread (the kernel requires
+it): a plain mount namespace where the grader may make one (root, as on the course's GPU hosts), else
+inside a user namespace of its own with the grader's user and group mapped to themselves. Where
+neither can be made (a container that forbids both), the worker runs without it and says so.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import tempfile
+
+VARIABLE = "AUTOGRADER_NOEXEC"
+CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 32, 4096, 16384, 1 << 18
+# statvfs's flags that a remount must keep (a user namespace may not clear a mount's locked flags).
+KEPT = {os.ST_RDONLY: 1, os.ST_NOSUID: MS_NOSUID, os.ST_NODEV: MS_NODEV, os.ST_NOATIME: 1024, os.ST_NODIRATIME: 2048, os.ST_RELATIME: 1 << 21}
+
+
+def folders() -> list[str]:
+    """Every folder a learner's worker may write into, or beneath which it may: autograder.judge_grading
+    gives it its grading's folder (in the temporary folder), the kernel cache of its submission text
+    and a shared folder (under /dev/shm, else in the temporary folder). What ``remount`` takes; the
+    kernel caches' folder is made here, since a worker starts before its cache is."""
+    cache = os.environ.get("AUTOGRADER_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "gpu-brrr")
+    kernels = os.path.join(cache, "kernels")
+    os.makedirs(kernels, exist_ok=True)
+    return [tempfile.gettempdir(), kernels, "/dev"]
+
+
+def remount(paths: list[str]) -> str:
+    """Mount each existing folder of ``paths`` again ``noexec,nosuid`` (bind mounts over
+    themselves), in a new mount namespace of this process; call while it has one thread. Returns
+    what took effect, in words."""
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def call(result: int, what: str) -> None:
+        if result != 0:
+            number = ctypes.get_errno()
+            raise OSError(number, f"{what}: {os.strerror(number)}")
+
+    try:
+        try:
+            call(libc.unshare(CLONE_NEWNS), "unshare")
+        except PermissionError:
+            uid, gid = os.getuid(), os.getgid()
+            call(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
+            for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+                with open(f"/proc/self/{name}", "w") as f:
+                    f.write(text)
+        # Changes made in this namespace stay in it.
+        call(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "making / private")
+        done = []
+        for path in dict.fromkeys(os.path.realpath(p) for p in paths):
+            if not os.path.isdir(path):
+                continue
+            call(libc.mount(path.encode(), path.encode(), None, MS_BIND | MS_REC, None), f"binding {path}")
+            # The folder and every mount beneath it (/dev/shm under /dev): a remount's flags are one mount's.
+            for point in dict.fromkeys([path, *(m for m in _mount_points() if m.startswith(path.rstrip("/") + "/"))]):
+                kept = sum(flag for bit, flag in KEPT.items() if os.statvfs(point).f_flag & bit)
+                call(libc.mount(b"none", point.encode(), None, MS_BIND | MS_REMOUNT | MS_NOEXEC | MS_NOSUID | kept, None), f"remounting {point}")
+                done.append(point)
+    except OSError as error:
+        return f"files you write may be run ({error})"
+    return f"nothing you write can be run (noexec: {', '.join(done)})"
+
+
+def _mount_points() -> list[str]:
+    """This namespace's mount points (octal escapes in /proc/self/mounts undone)."""
+    with open("/proc/self/mounts") as mounts:
+        return [line.split()[1].encode().decode("unicode_escape") for line in mounts if len(line.split()) > 1]
