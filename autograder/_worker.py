@@ -131,8 +131,8 @@ def main(in_fd: int | None = None, out_fd: int | None = None, judge_pid: int | N
     os.register_at_fork(after_in_child=lambda: [_close(fd) for fd in (in_fd, out_fd)])
     base, signing_key = wire.receive(in_fd)
     # While this process has one thread (the kernel's condition for a namespace of its own): on a CPU,
-    # nothing a learner's worker can write may ever be run (autograder.noexec). On a GPU, Triton's
-    # launchers are still built in the learner's process, into its cache.
+    # no file a learner's worker can write may be run (autograder.noexec). Not yet on a GPU, where
+    # Triton builds its launchers in the learner's process, into a folder it writes.
     unrunnable = base.get("role") == "learner" and base.get("device") == "cpu" and noexec.VARIABLE in os.environ
     worker = Worker(base)
     if unrunnable:
@@ -150,8 +150,6 @@ def main(in_fd: int | None = None, out_fd: int | None = None, judge_pid: int | N
         del signing_key
         ready = worker.start()
         networked = setup.get("kind") == "distributed" and setup.get("network", True)
-        if unrunnable:
-            ready["sandbox"] = f"{ready.get('sandbox')}; {seccomp.forbid_new_code()}"
         ready["channel"] = seccomp.forbid_channel(channel.fds, passing=networked, protected=protected_pids(judge_pid, setup))
         channel.send({"ready": ready})
         worker.serve(channel)

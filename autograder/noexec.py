@@ -6,8 +6,14 @@ Why: the seal (autograder.seal) refuses the learner's code a native module of it
 installed library loads one for whoever asks (``torch.ops.load_library``, a C extension built by
 ``torch.utils.cpp_extension``, Triton's launcher found in its cache under the key of the launcher it
 is about to build), and native code in the worker could rewrite what the worker reports. The kernel
-refuses ``mmap(PROT_EXEC)`` of a file on a noexec mount, whoever asks; ``/dev`` is among them
-because a private mapping of ``/dev/zero`` is otherwise memory that can be made executable.
+refuses ``mmap(PROT_EXEC)`` of a file on a noexec mount, whoever asks (``/dev`` among them: shared
+memory, and a private mapping of ``/dev/zero``).
+
+Not closed here: memory made executable without a file, as a JIT makes it. PyTorch's own CPU kernels
+need it (oneDNN generates its matrix products as it meets each shape: refused such memory, every
+matmul of bfloat16 on a CPU failed with "could not create a primitive"), so a JIT of the learner's
+(numba, llvmlite) or machine code called through cffi, which Python's audit hooks never see, still
+runs; the grading page says so.
 
 The namespace is made as the worker starts, while its process has one thread (the kernel requires
 it): a plain mount namespace where the grader may make one (root, as on the course's GPU hosts), else
@@ -73,7 +79,7 @@ def remount(paths: list[str]) -> str:
                 done.append(point)
     except OSError as error:
         return f"files you write may be run ({error})"
-    return f"nothing you write can be run (noexec: {', '.join(done)})"
+    return f"no file you write can be run (noexec: {', '.join(done)})"
 
 
 def _mount_points() -> list[str]:

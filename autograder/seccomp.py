@@ -237,31 +237,6 @@ def forbid_io_uring() -> str | None:
     return _unsupported() or _install(b"".join([*_header(), *_whole(REACH_WHOLE[name] for name in IO_URING), _op(_RET, RET_ALLOW)]), every_thread=True)
 
 
-# New executable memory (autograder.noexec keeps it from the learner's files): an anonymous mapping
-# made or turned executable (a JIT's), a memfd (executable by default, on no mount the worker
-# controls) and System V shared memory attached executable.
-PROT_EXEC, MAP_ANONYMOUS, SHM_EXEC = 4, 0x20, 0o100000
-SYS_MMAP, SYS_MPROTECT, SYS_PKEY_MPROTECT, SYS_SHMAT, SYS_MEMFD_CREATE = 9, 10, 329, 30, 319
-
-
-def new_code_program() -> bytes:
-    """A filter refusing new executable memory that is not a file's mapping."""
-    refuse, allow = _op(_RET, RET_ERRNO | errno.EPERM), _op(_RET, RET_ALLOW)
-    code = _header() + _whole([SYS_MEMFD_CREATE])
-    for number, argument, bit in ((SYS_MPROTECT, _ARG2, PROT_EXEC), (SYS_PKEY_MPROTECT, _ARG2, PROT_EXEC), (SYS_SHMAT, _ARG2, SHM_EXEC)):
-        code += [_op(_JEQ, number, jf=4), _op(_LOAD, argument), _op(_JSET, bit, jf=1), refuse, allow]
-    code += [_op(_JEQ, SYS_MMAP, jf=6), _op(_LOAD, _ARG2), _op(_JSET, PROT_EXEC, jf=3), _op(_LOAD, _ARG0 + 24), _op(_JSET, MAP_ANONYMOUS, jf=1), refuse, allow]
-    code.append(allow)
-    return b"".join(code)
-
-
-def forbid_new_code() -> str:
-    """Refuse new executable memory (``new_code_program``) to every thread of the process from now on:
-    a learner's worker, just before the learner's code loads. Returns what took effect, in words."""
-    failed = _unsupported() or _install(new_code_program(), every_thread=True)
-    return f"{failed}: new executable memory is not refused" if failed else "seccomp: no new executable memory"
-
-
 def forbid_channel(fds: tuple[int, ...], passing: bool = False, protected: tuple[int, ...] = ()) -> str:
     """Keep what reaches beyond the worker (reach_program) from every thread of it, and its channel to
     the judge (``fds``) from the calling thread and everything it starts (autograder.channel);
