@@ -18,7 +18,9 @@ runs; the grading page says so.
 The namespace is made as the worker starts, while its process has one thread (the kernel requires
 it): a plain mount namespace where the grader may make one (root, as on the course's GPU hosts), else
 inside a user namespace of its own with the grader's user and group mapped to themselves. Where
-neither can be made (a container that forbids both), the worker runs without it and says so.
+neither can be made (a container that forbids both), the worker runs without it and says so. The
+folders it is given later (its kernel cache, wherever the judge keeps them) are remounted as it learns
+them, before its sandbox closes (``cover``).
 """
 
 from __future__ import annotations
@@ -49,37 +51,58 @@ def remount(paths: list[str]) -> str:
     """Mount each existing folder of ``paths`` again ``noexec,nosuid`` (bind mounts over
     themselves), in a new mount namespace of this process; call while it has one thread. Returns
     what took effect, in words."""
-    libc = ctypes.CDLL(None, use_errno=True)
-
-    def call(result: int, what: str) -> None:
-        if result != 0:
-            number = ctypes.get_errno()
-            raise OSError(number, f"{what}: {os.strerror(number)}")
-
     try:
         try:
-            call(libc.unshare(CLONE_NEWNS), "unshare")
+            _call(_LIBC.unshare(CLONE_NEWNS), "unshare")
         except PermissionError:
             uid, gid = os.getuid(), os.getgid()
-            call(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
+            _call(_LIBC.unshare(CLONE_NEWUSER | CLONE_NEWNS), "unshare")
             for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
                 with open(f"/proc/self/{name}", "w") as f:
                     f.write(text)
         # Changes made in this namespace stay in it.
-        call(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "making / private")
-        done = []
-        for path in dict.fromkeys(os.path.realpath(p) for p in paths):
-            if not os.path.isdir(path):
-                continue
-            call(libc.mount(path.encode(), path.encode(), None, MS_BIND | MS_REC, None), f"binding {path}")
-            # The folder and every mount beneath it (/dev/shm under /dev): a remount's flags are one mount's.
-            for point in dict.fromkeys([path, *(m for m in _mount_points() if m.startswith(path.rstrip("/") + "/"))]):
-                kept = sum(flag for bit, flag in KEPT.items() if os.statvfs(point).f_flag & bit)
-                call(libc.mount(b"none", point.encode(), None, MS_BIND | MS_REMOUNT | MS_NOEXEC | MS_NOSUID | kept, None), f"remounting {point}")
-                done.append(point)
+        _call(_LIBC.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "making / private")
+        done = _each(paths)
     except OSError as error:
         return f"files you write may be run ({error})"
     return f"no file you write can be run (noexec: {', '.join(done)})"
+
+
+def cover(paths: list[str], said: str) -> str:
+    """After ``remount`` (``said``: its words), the folders of ``paths`` not yet noexec remounted too,
+    in the same namespace: the folders a worker is given once it knows its grading (its kernel cache,
+    wherever the judge keeps them); any thread may. Returns the words, extended."""
+    if not said.startswith("no file"):
+        return said
+    try:
+        added = _each([p for p in paths if os.path.isdir(p) and not os.statvfs(p).f_flag & os.ST_NOEXEC])
+    except OSError as error:
+        return f"files you write may be run ({error})"
+    return said[:-1] + "".join(f", {point}" for point in added) + ")"
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def _call(result: int, what: str) -> None:
+    if result != 0:
+        number = ctypes.get_errno()
+        raise OSError(number, f"{what}: {os.strerror(number)}")
+
+
+def _each(paths: list[str]) -> list[str]:
+    """Bind-mount each existing folder of ``paths`` over itself and remount it and every mount beneath
+    it (``/dev/shm`` under ``/dev``: a remount's flags are one mount's) noexec; the mount points done."""
+    done = []
+    for path in dict.fromkeys(os.path.realpath(p) for p in paths):
+        if not os.path.isdir(path):
+            continue
+        _call(_LIBC.mount(path.encode(), path.encode(), None, MS_BIND | MS_REC, None), f"binding {path}")
+        for point in dict.fromkeys([path, *(m for m in _mount_points() if m.startswith(path.rstrip("/") + "/"))]):
+            kept = sum(flag for bit, flag in KEPT.items() if os.statvfs(point).f_flag & bit)
+            _call(_LIBC.mount(b"none", point.encode(), None, MS_BIND | MS_REMOUNT | MS_NOEXEC | MS_NOSUID | kept, None), f"remounting {point}")
+            done.append(point)
+    return done
 
 
 def _mount_points() -> list[str]:

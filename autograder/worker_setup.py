@@ -10,7 +10,7 @@ import inspect
 import os
 import sys
 
-from . import learner_code, osguard, versions
+from . import learner_code, noexec, osguard, versions
 
 
 class WorkerSetup:
@@ -112,6 +112,9 @@ class WorkerSetup:
             own = [*self.setup["writable"], *([self.setup["module"]] if self.setup.get("module") else [])]
             hidden = learner_code.hidden_files() + list(self.setup.get("hidden", [])) + learner_code.other_gradings(own)
             readable = [os.path.dirname(self.setup["module"])] if self.setup.get("module") else []
+            if self.unrunnable:
+                # The folders it is given now (its kernel cache): noexec too, wherever they lie.
+                self.unrunnable = noexec.cover([*self.setup["writable"], os.environ.get("TMPDIR", "")], self.unrunnable)
             confined = osguard.confine(self.setup["writable"], abstract_sockets=self.setup.get("kind") == "distributed" and self.setup.get("network", True), hidden=hidden, readable=readable)
             facts["sandbox"] = "; ".join(filter(None, (confined, osguard.drop_capabilities(), self.unrunnable)))
             if self.setup.get("kind") == "memory":
