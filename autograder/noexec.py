@@ -29,6 +29,8 @@ import ctypes
 import os
 import tempfile
 
+from .learner_code import GRADINGS_FOLDER
+
 VARIABLE = "AUTOGRADER_NOEXEC"
 CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 32, 4096, 16384, 1 << 18
@@ -37,14 +39,15 @@ KEPT = {os.ST_RDONLY: 1, os.ST_NOSUID: MS_NOSUID, os.ST_NODEV: MS_NODEV, os.ST_N
 
 
 def folders() -> list[str]:
-    """Every folder a learner's worker may write into, or beneath which it may: autograder.judge_grading
-    gives it its grading's folder (in the temporary folder), the kernel cache of its submission text
-    and a shared folder (under /dev/shm, else in the temporary folder). What ``remount`` takes; the
-    kernel caches' folder is made here, since a worker starts before its cache is."""
+    """The folders beneath which a learner's worker may write, as far as they are known when it starts
+    (what ``remount`` takes): the gradings' folder (its own grading's folder and ``TMPDIR`` are in
+    it), the kernel caches' folder (made here: a worker starts before its cache is) and ``/dev`` (shared
+    memory). Not the whole temporary folder: the course itself may live there (a clone in /tmp, its
+    virtual environment with PyTorch's libraries). The rest comes with the grading (``cover``)."""
     cache = os.environ.get("AUTOGRADER_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "gpu-brrr")
     kernels = os.path.join(cache, "kernels")
     os.makedirs(kernels, exist_ok=True)
-    return [tempfile.gettempdir(), kernels, "/dev"]
+    return [os.path.join(tempfile.gettempdir(), GRADINGS_FOLDER), kernels, "/dev"]
 
 
 def remount(paths: list[str]) -> str:
