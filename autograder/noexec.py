@@ -30,12 +30,15 @@ import os
 import tempfile
 
 from .learner_code import GRADINGS_FOLDER
+from .osguard import _libc as _LIBC
 
 VARIABLE = "AUTOGRADER_NOEXEC"
 CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 32, 4096, 16384, 1 << 18
-# statvfs's flags that a remount must keep (a user namespace may not clear a mount's locked flags).
-KEPT = {os.ST_RDONLY: 1, os.ST_NOSUID: MS_NOSUID, os.ST_NODEV: MS_NODEV, os.ST_NOATIME: 1024, os.ST_NODIRATIME: 2048, os.ST_RELATIME: 1 << 21}
+# Linux's statvfs flags (as numbers: os names only some of them elsewhere, and this module is imported
+# everywhere) -> the mount flags a remount must keep (a user namespace may not clear locked ones).
+ST_NOEXEC = 8
+KEPT = {1: 1, 2: MS_NOSUID, 4: MS_NODEV, 1024: 1024, 2048: 2048, 4096: 1 << 21}
 
 
 def folders() -> list[str]:
@@ -54,6 +57,8 @@ def remount(paths: list[str]) -> str:
     """Mount each existing folder of ``paths`` again ``noexec,nosuid`` (bind mounts over
     themselves), in a new mount namespace of this process; call while it has one thread. Returns
     what took effect, in words."""
+    if _LIBC is None:
+        return "files you write may be run (mount namespaces are Linux's)"
     try:
         try:
             _call(_LIBC.unshare(CLONE_NEWNS), "unshare")
@@ -78,13 +83,10 @@ def cover(paths: list[str], said: str) -> str:
     if not said.startswith("no file"):
         return said
     try:
-        added = _each([p for p in paths if os.path.isdir(p) and not os.statvfs(p).f_flag & os.ST_NOEXEC])
+        added = _each([p for p in paths if os.path.isdir(p) and not os.statvfs(p).f_flag & ST_NOEXEC])
     except OSError as error:
         return f"files you write may be run ({error})"
     return said[:-1] + "".join(f", {point}" for point in added) + ")"
-
-
-_LIBC = ctypes.CDLL(None, use_errno=True)
 
 
 def _call(result: int, what: str) -> None:

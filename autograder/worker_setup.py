@@ -114,7 +114,7 @@ class WorkerSetup:
             readable = [os.path.dirname(self.setup["module"])] if self.setup.get("module") else []
             if self.unrunnable:
                 # The folders it is given now (its kernel cache): noexec too, wherever they lie.
-                self.unrunnable = noexec.cover([*self.setup["writable"], os.environ.get("TMPDIR", "")], self.unrunnable)
+                self.unrunnable = noexec.cover(self.setup["writable"], self.unrunnable)
             confined = osguard.confine(self.setup["writable"], abstract_sockets=self.setup.get("kind") == "distributed" and self.setup.get("network", True), hidden=hidden, readable=readable)
             facts["sandbox"] = "; ".join(filter(None, (confined, osguard.drop_capabilities(), self.unrunnable)))
             if self.setup.get("kind") == "memory":
