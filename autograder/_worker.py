@@ -17,7 +17,7 @@ import os
 import sys
 import traceback
 
-from . import noexec, osguard, seccomp, wire
+from . import launchers, noexec, osguard, seccomp, wire
 from .channel import Channel, out_of_the_way
 from .worker_calls import WorkerCalls
 from .worker_setup import WorkerSetup
@@ -130,10 +130,11 @@ def main(in_fd: int | None = None, out_fd: int | None = None, judge_pid: int | N
     # A process the learner's code forks never reads the judge's requests or writes replies.
     os.register_at_fork(after_in_child=lambda: [_close(fd) for fd in (in_fd, out_fd)])
     base, signing_key = wire.receive(in_fd)
-    # While this process has one thread (the kernel's condition for a namespace of its own): on a CPU,
-    # no file a learner's worker can write may be run (autograder.noexec). Not yet on a GPU, where
-    # Triton builds its launchers in the learner's process, into a folder it writes.
-    unrunnable = base.get("role") == "learner" and base.get("device") == "cpu" and noexec.VARIABLE in os.environ
+    # While this process has one thread (the kernel's condition for a namespace of its own): no file a
+    # learner's worker can write may be run (autograder.noexec). On a GPU only where Triton's native
+    # modules are built outside the sandbox (autograder.launchers), which Triton needs them to be.
+    where = base.get("device") == "cpu" or launchers.triton_builds_here()
+    unrunnable = base.get("role") == "learner" and where and noexec.VARIABLE in os.environ
     worker = Worker(base)
     if unrunnable:
         worker.unrunnable = noexec.remount(os.environ[noexec.VARIABLE].split(os.pathsep))

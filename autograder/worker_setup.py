@@ -26,6 +26,16 @@ class WorkerSetup:
             # A distributed exercise's further ranks run Python only, and start faster without it.
             import triton  # noqa: F401  (imported before the sandbox closes)
 
+            if self.device == "cuda" and self.setup["role"] == "learner":
+                # Triton's native modules built outside the sandbox, never loaded from a folder the
+                # learner's code writes (autograder.launchers); started now, while no sandbox is on.
+                from . import launchers
+
+                self.launchers = launchers.supported()
+                if self.launchers is None:
+                    launchers.Builder().install()
+                    self.launchers = "Triton's launchers built outside your sandbox"
+
         if self.device == "cuda" and self.setup.get("warm_profiler"):
             # The profiler's first start takes seconds (CUPTI's set-up): paid here rather than in
             # the first correctness case.
@@ -116,7 +126,7 @@ class WorkerSetup:
                 # The folders it is given now (its kernel cache): noexec too, wherever they lie.
                 self.unrunnable = noexec.cover(self.setup["writable"], self.unrunnable)
             confined = osguard.confine(self.setup["writable"], abstract_sockets=self.setup.get("kind") == "distributed" and self.setup.get("network", True), hidden=hidden, readable=readable)
-            facts["sandbox"] = "; ".join(filter(None, (confined, osguard.drop_capabilities(), self.unrunnable)))
+            facts["sandbox"] = "; ".join(filter(None, (confined, osguard.drop_capabilities(), self.unrunnable, getattr(self, "launchers", None))))
             if self.setup.get("kind") == "memory":
                 from . import memory_step
 
