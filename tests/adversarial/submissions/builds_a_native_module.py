@@ -1,6 +1,6 @@
 # expect: ERROR
 # problem: act0.vector_add
-# devices: cpu
+# devices: cpu cuda
 # says: failed to map segment
 # Builds a C extension from source text of its own with Triton's helper (the one Triton builds its
 # launchers with: it compiles with the system's compiler into Triton's cache and imports the result

@@ -1,6 +1,6 @@
 # expect: ERROR
 # problem: act0.vector_add
-# devices: cpu
+# devices: cpu cuda
 # says: Could not load this library
 # Writes a shared library into a folder it may write (here a copy of the C math library: any native
 # code would do) and has PyTorch load it: torch.ops.load_library calls ctypes from PyTorch's own
