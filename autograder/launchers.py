@@ -21,15 +21,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Run isolated (-I: no current folder, no PYTHONPATH, no user site): the builder is outside the
-# sandbox, and the worker's folder is the learner's.
-_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from autograder import launchers; launchers.serve(*sys.argv[2:])"
+# sandbox, and the worker's folder is the learner's; its import path is the worker's as it starts,
+# absolute folders outside the gradings' only, and the package's parent first.
+_BOOT = "import json, sys; sys.path[:0] = json.loads(sys.argv[1]); from autograder import launchers; launchers.serve(*sys.argv[2:])"
 UTILS, LAUNCHER = "cuda_utils", "__triton_launcher"
+# What a signature's entry may be: Triton's type names ("*fp32", "i32", "constexpr", "nvTmaDesc",
+# "tensordesc<fp16[64, 64]>"), or a tuple argument's entries.
+TYPE_NAME = re.compile(r"[A-Za-z0-9_*<>\[\], ]{1,200}")
 
 
 def folder() -> str:
@@ -67,6 +72,43 @@ def _plain(value):
     return [_plain(v) for v in value] if isinstance(value, (tuple, list)) else value
 
 
+def valid(recipe: dict) -> dict:
+    """``recipe`` as the builder takes it: a launcher's signature of Triton's type names and its tensor
+    descriptors' metadata (numbers, names, lists), or Triton's driver utilities; else ValueError. The
+    builder runs outside the sandbox, so nothing else a worker writes to it reaches its compiler."""
+
+    def plain(value, depth=0) -> bool:
+        if depth > 8:
+            return False
+        if isinstance(value, list):
+            return all(plain(v, depth + 1) for v in value)
+        if isinstance(value, dict):
+            return all(isinstance(k, str) and TYPE_NAME.fullmatch(k) and plain(v, depth + 1) for k, v in value.items())
+        return value is None or isinstance(value, (bool, int, float)) or (isinstance(value, str) and TYPE_NAME.fullmatch(value) is not None)
+
+    kind = recipe.get("kind")
+    if kind == UTILS:
+        return {"kind": UTILS}
+    signature, meta = recipe.get("signature"), recipe.get("tensordesc_meta")
+    if kind != "launcher" or not isinstance(signature, list) or len(signature) > 512 or not plain(signature) or not plain(meta):
+        raise ValueError(f"not a recipe of Triton's: {json.dumps(recipe)[:200]}")
+    if any(isinstance(entry, dict) for entry in signature):
+        raise ValueError("a signature's entries are type names")
+    return {"kind": kind, "signature": signature, "tensordesc_meta": meta}
+
+
+def _search_path() -> list[str]:
+    """This process's import path for the builder: absolute folders outside the gradings', the
+    package's parent first."""
+    import tempfile
+
+    from .learner_code import GRADINGS_FOLDER
+
+    gradings = os.path.join(os.path.realpath(tempfile.gettempdir()), GRADINGS_FOLDER, "")
+    kept = [p for p in sys.path if os.path.isabs(p) and not os.path.join(os.path.realpath(p), "").startswith(gradings)]
+    return [PACKAGE_PARENT, *kept]
+
+
 def _tupled(value):
     return tuple(_tupled(v) for v in value) if isinstance(value, list) else value
 
@@ -87,7 +129,7 @@ class Builder:
         requests_r, self._requests = os.pipe()
         answers_r, answers_w = os.pipe()
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-c", _BOOT, PACKAGE_PARENT, str(requests_r), str(answers_w), self.folder],
+            [sys.executable, "-I", "-c", _BOOT, json.dumps(_search_path()), str(requests_r), str(answers_w), self.folder],
             pass_fds=(requests_r, answers_w), stdin=subprocess.DEVNULL, cwd=self.folder,
         )
         os.close(requests_r)
@@ -145,6 +187,7 @@ def serve(requests_fd: str, answers_fd: str, where: str) -> None:
             try:
                 request = json.loads(line)
                 answer["key"] = request.get("key")
+                request = valid(request)
                 if request["kind"] == "launcher":
                     signature = {i: _tupled(v) for i, v in enumerate(request["signature"])}
                     source, name = driver.make_launcher({}, signature, request.get("tensordesc_meta")), LAUNCHER

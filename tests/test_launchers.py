@@ -1,0 +1,83 @@
+"""Triton's native modules for a GPU learner's worker come from a builder outside its sandbox
+(autograder.launchers). What a worker can send the builder is checked here: the builder runs outside
+the sandbox, so a request must never put text of the worker's in front of its C compiler. Building
+and loading need Triton 3.6 and a GPU (the GPU run's native-code cases and every Triton grading)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+
+import pytest
+
+from autograder import launchers
+from autograder.learner_code import GRADINGS_FOLDER
+
+# As Triton 3.6's launcher gets them: pointers, scalars, constexprs, a tuple argument, a descriptor.
+SIGNATURES = [
+    ["*fp32", "*fp32", "i32", "constexpr"],
+    ["*bf16", ["*fp16", "i64"], "fp32", "u8", "nvTmaDesc"],
+    ["tensordesc<fp16[64, 64]>", "*fp32", "i32"],
+]
+
+
+@pytest.mark.parametrize("signature", SIGNATURES, ids=range(len(SIGNATURES)))
+def test_triton_signatures_are_built(signature):
+    meta = [{"swizzle": 128, "elem_size": 2, "elem_type": 1, "block_size": [64, 64], "fp4_padded": False}] if "tensordesc" in signature[0] else None
+    recipe = {"kind": "launcher", "signature": signature, "tensordesc_meta": meta, "key": "k"}
+    assert launchers.valid(recipe) == {"kind": "launcher", "signature": signature, "tensordesc_meta": meta}
+
+
+def test_the_driver_utilities_need_no_recipe():
+    assert launchers.valid({"kind": "cuda_utils", "source": "int main;"}) == {"kind": "cuda_utils"}
+
+
+C_TEXT = 'i32 x); } int main() { system("id"); {'
+
+
+@pytest.mark.parametrize(
+    "recipe",
+    [
+        {"kind": "launcher", "signature": [C_TEXT]},
+        {"kind": "launcher", "signature": ["*fp32\n#include </etc/passwd>"]},
+        {"kind": "launcher", "signature": ["*fp32"], "tensordesc_meta": [{"swizzle": C_TEXT}]},
+        {"kind": "launcher", "signature": ["*fp32"], "tensordesc_meta": [{C_TEXT: 1}]},
+        {"kind": "launcher", "signature": [{"swizzle": 1}]},
+        {"kind": "launcher", "signature": "*fp32"},
+        {"kind": "launcher", "signature": ["i32"] * 513},
+        {"kind": "launcher", "signature": [[[[[[[[[["i32"]]]]]]]]]]},
+        {"kind": "cuda_utils.c"},
+        {"kind": "module", "source": "int x;"},
+    ],
+    ids=["c_text", "include", "meta_value", "meta_key", "dict_entry", "not_a_list", "too_long", "too_deep", "utils_by_another_name", "other_kind"],
+)
+def test_anything_else_is_refused_before_the_compiler(recipe):
+    with pytest.raises(ValueError):
+        launchers.valid(recipe)
+
+
+def test_the_builders_import_path_leaves_out_the_gradings_and_relative_folders(monkeypatch):
+    grading = os.path.join(tempfile.gettempdir(), GRADINGS_FOLDER, "judge-1", "submission")
+    monkeypatch.setattr(sys, "path", ["", "relative", grading, "/usr/lib/python3/dist-packages"])
+    path = launchers._search_path()
+    assert path == [launchers.PACKAGE_PARENT, "/usr/lib/python3/dist-packages"]
+
+
+@pytest.mark.parametrize(("version", "builds"), [("3.6.0", True), ("3.7.1", False), ("3.9.0", False), (None, False)])
+def test_the_builder_serves_triton_3_6_only(monkeypatch, version, builds):
+    from importlib import metadata
+
+    def installed(name):
+        if version is None:
+            raise metadata.PackageNotFoundError(name)
+        return version
+
+    monkeypatch.setattr(metadata, "version", installed)
+    assert launchers.triton_builds_here() is builds
+
+
+def test_the_builders_folder_is_the_graders_not_a_workers(monkeypatch, tmp_path):
+    monkeypatch.setenv("AUTOGRADER_CACHE_DIR", str(tmp_path))
+    assert launchers.folder() == str(tmp_path / "launchers")
+    assert not launchers.folder().startswith(os.path.join(tempfile.gettempdir(), GRADINGS_FOLDER))
