@@ -31,10 +31,10 @@ class WorkerSetup:
                 # learner's code writes (autograder.launchers); started now, while no sandbox is on.
                 from . import launchers
 
-                self.launchers = launchers.supported()
-                if self.launchers is None:
+                differs = launchers.supported()
+                if differs is None:
                     launchers.Builder().install()
-                    self.launchers = "Triton's launchers built outside your sandbox"
+                self.launchers = "Triton's launchers built outside your sandbox" if differs is None else f"files you write may be run ({differs})"
 
         if self.device == "cuda" and self.setup.get("warm_profiler"):
             # The profiler's first start takes seconds (CUPTI's set-up): paid here rather than in
