@@ -11,9 +11,10 @@ memory, and a private mapping of ``/dev/zero``).
 
 Not closed here: memory made executable without a file, as a JIT makes it. PyTorch's own CPU kernels
 need it (oneDNN generates its matrix products as it meets each shape: refused such memory, every
-matmul of bfloat16 on a CPU failed with "could not create a primitive"), so a JIT of the learner's
-(numba, llvmlite) or machine code called through cffi, which Python's audit hooks never see, still
-runs; the grading page says so.
+matmul of bfloat16 on a CPU failed with "could not create a primitive"). The modules that would
+make and call such code with no audit event, cffi, llvmlite and numba, are refused by the seal
+(autograder.seal.UNAUDITED_NATIVE); raw memory through a library's interfaces stays beyond it, as the
+grading page says.
 
 The namespace is made as the worker starts, while its process has one thread (the kernel requires
 it): a plain mount namespace where the grader may make one (root, as on the course's GPU hosts), else

@@ -64,6 +64,11 @@ PASS_THROUGH = ("inspect.py", "traceback.py", "threading.py", "functools.py", "/
 # PyTorch's or Triton's when it loads theirs (Triton's compiled launchers live in a folder the worker
 # may write); otherwise its own frames stand for themselves.
 IMPORT_SYSTEM = ("<frozen importlib", "/importlib/")
+# Modules that run native code of the caller's choosing with no audit event to see it (cffi's function
+# pointers, llvmlite's and numba's JIT): refused to every frame once sealed, not only the learner's,
+# since a library that imports one on the learner's behalf would hand it over (argon2's bindings are
+# cffi's). Nothing a grading runs needs them; none is loaded before the seal.
+UNAUDITED_NATIVE = frozenset({"_cffi_backend", "cffi", "llvmlite", "numba"})
 
 
 class SealBroken(PermissionError):
@@ -215,10 +220,13 @@ def install_hook(learner_roots: tuple[str, ...]) -> list[str]:
     running = {ident: _bottom(frame) for ident, frame in sys._current_frames().items()}
     refusal, judge = _make_refusal(learner_roots, REFUSED_EVENTS), _make_judge(learner_roots, running, consumer_codes(), consumers_unchanged())
     busy = threading.local()
-    getframe, getattr_, broken, reaching = sys._getframe, getattr, SealBroken, REACHING
+    getframe, getattr_, broken, reaching, unaudited = sys._getframe, getattr, SealBroken, REACHING, UNAUDITED_NATIVE
     refused: list[str] = []
 
     def hook(event: str, args: tuple) -> None:
+        if event == "import" and args and isinstance(args[0], str) and args[0].partition(".")[0] in unaudited:
+            refused.append(f"it asked for the module {args[0]}")
+            raise broken(f"the grader refuses the module {args[0]}: it runs native code no check can see, in the process that runs your code")
         what = refusal(event, args)
         if what is None or getattr_(busy, "on", False):
             return

@@ -207,3 +207,17 @@ def test_a_consumer_that_calls_what_it_is_given_is_refused_there(tmp_path):
     """
     out = _run(tmp_path, code)
     assert "refused" in out and "sys._getframe" in out and "got frame" not in out, out
+
+
+def test_modules_that_run_native_code_unseen_are_refused_whoever_imports_them(tmp_path):
+    # cffi calls a function pointer with no audit event; through a library's import it would be handed
+    # over all the same (a module of an installed package importing it is refused too).
+    out = _run(tmp_path, "import cffi\nffi = cffi.FFI()\nffi.cdef('int getpid(void);')\nprint(ffi.dlopen(None).getpid())\n")
+    assert "refused: the grader refuses the module cffi" in out and "check: it asked for the module cffi" in out, out
+    out = _run(tmp_path, "import importlib\nimportlib.import_module('_cffi_backend')\n")
+    assert "refused: the grader refuses the module _cffi_backend" in out, out
+    library = tmp_path / "installed"
+    library.mkdir()
+    (library / "bindings.py").write_text("import cffi\nffi = cffi.FFI()\n")
+    out = _run(tmp_path, f"import sys\nsys.path.insert(0, {str(library)!r})\nimport bindings\n")
+    assert "refused: the grader refuses the module cffi" in out, out
