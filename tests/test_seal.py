@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _run(tmp_path: Path, learner_code: str) -> str:
+def _run(tmp_path: Path, learner_code: str, before: str = "") -> str:
     """Seal a child Python with a folder of ``tmp_path`` as the learner's, run ``learner_code`` as a
     file of that folder, and return what the child printed. The child runs from a file, as the
     worker does (``python -m``): code run by ``python -c`` is code from a string, the learner's."""
@@ -27,6 +27,7 @@ def _run(tmp_path: Path, learner_code: str) -> str:
             f"""
             import runpy
             import torch, triton  # loaded before the seal, as the worker loads them (WorkerSetup.warm)
+            {before}
             from autograder import seal
             check = seal.seal(({str(folder)!r},), "cpu")
             try:
@@ -220,4 +221,9 @@ def test_modules_that_run_native_code_unseen_are_refused_whoever_imports_them(tm
     library.mkdir()
     (library / "bindings.py").write_text("import cffi\nffi = cffi.FFI()\n")
     out = _run(tmp_path, f"import sys\nsys.path.insert(0, {str(library)!r})\nimport bindings\n")
+    assert "refused: the grader refuses the module cffi" in out, out
+
+
+def test_a_module_that_runs_native_code_unseen_loaded_before_the_seal_is_forgotten(tmp_path):
+    out = _run(tmp_path, "import cffi\n", before="import cffi")
     assert "refused: the grader refuses the module cffi" in out, out
