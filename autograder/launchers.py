@@ -35,6 +35,11 @@ UTILS, LAUNCHER = "cuda_utils", "__triton_launcher"
 # What a signature's entry may be: Triton's type names ("*fp32", "i32", "constexpr", "nvTmaDesc",
 # "tensordesc<fp16[64, 64]>"), or a tuple argument's entries.
 TYPE_NAME = re.compile(r"[A-Za-z0-9_*<>\[\], ]{1,200}")
+# The builder writes outside the sandbox, so what a worker may ask of it is bounded: a request line's
+# bytes, and the launchers it compiles anew (a grading needs one per kernel signature, a few dozen at
+# most; code looping over made-up signatures would otherwise fill the grader's disk).
+MAX_REQUEST_BYTES = 1 << 20
+MAX_BUILDS = 128
 
 
 def folder() -> str:
@@ -181,9 +186,14 @@ def serve(requests_fd: str, answers_fd: str, where: str) -> None:
     from triton.runtime.cache import get_cache_manager
 
     suffix = sysconfig.get_config_var("EXT_SUFFIX")
+    builds = 0
     with os.fdopen(int(requests_fd), "rb") as requests:
-        for line in requests:
+        while line := requests.readline(MAX_REQUEST_BYTES + 1):
             answer: dict = {}
+            if len(line) > MAX_REQUEST_BYTES:
+                # The rest of the line would be read as requests of their own: the builder stops here.
+                os.write(int(answers_fd), json.dumps({"error": f"a request of more than {MAX_REQUEST_BYTES} bytes"}).encode() + b"\n")
+                return
             try:
                 request = json.loads(line)
                 answer["key"] = request.get("key")
@@ -191,13 +201,14 @@ def serve(requests_fd: str, answers_fd: str, where: str) -> None:
                 if request["kind"] == "launcher":
                     signature = {i: _tupled(v) for i, v in enumerate(request["signature"])}
                     source, name = driver.make_launcher({}, signature, request.get("tensordesc_meta")), LAUNCHER
-                elif request["kind"] == UTILS:
-                    source, name = Path(driver.dirname, "driver.c").read_text(), UTILS
                 else:
-                    raise ValueError(f"no module of kind {request['kind']!r}")
+                    source, name = Path(driver.dirname, "driver.c").read_text(), UTILS
                 cache = get_cache_manager(hashlib.sha256((source + build.platform_key()).encode()).hexdigest())
                 path = cache.get_file(f"{name}{suffix}")
                 if path is None:
+                    builds += 1
+                    if builds > MAX_BUILDS:
+                        raise ValueError(f"more than {MAX_BUILDS} new launchers for one worker")
                     with tempfile.TemporaryDirectory() as scratch:
                         source_path = os.path.join(scratch, f"{name}.c")
                         Path(source_path).write_text(source)

@@ -61,8 +61,8 @@ NAMED_COMPILE = "compile"
 WRITTEN_ATTRIBUTES = frozenset({"__code__"})
 PASS_THROUGH = ("inspect.py", "traceback.py", "threading.py", "functools.py", "/ctypes/", "/concurrent/futures/")
 # The import system: the learner's own when it loads a native module (which could be one it wrote),
-# PyTorch's or Triton's when it loads theirs (Triton's compiled launchers live in a folder the worker
-# may write); otherwise its own frames stand for themselves.
+# PyTorch's or Triton's when it loads theirs (a Triton the launcher builder does not serve compiles its
+# modules into a folder the worker may write); otherwise its own frames stand for themselves.
 IMPORT_SYSTEM = ("<frozen importlib", "/importlib/")
 # Modules that run native code of the caller's choosing with no audit event to see it (cffi's function
 # pointers, llvmlite's and numba's JIT): refused to every frame once sealed, not only the learner's,

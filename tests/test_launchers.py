@@ -81,3 +81,43 @@ def test_the_builders_folder_is_the_graders_not_a_workers(monkeypatch, tmp_path)
     monkeypatch.setenv("AUTOGRADER_CACHE_DIR", str(tmp_path))
     assert launchers.folder() == str(tmp_path / "launchers")
     assert not launchers.folder().startswith(os.path.join(tempfile.gettempdir(), GRADINGS_FOLDER))
+
+
+def _builder(tmp_path, *, max_builds=None):
+    """A builder process as a worker starts one (its boot line, the folder of its own), optionally with
+    a lower cap on new builds; returns (process, write end of its requests, its answers)."""
+    import json
+    import subprocess
+
+    boot = launchers._BOOT if max_builds is None else launchers._BOOT.replace("launchers.serve", f"setattr(launchers, 'MAX_BUILDS', {max_builds}); launchers.serve")
+    requests_r, requests_w = os.pipe()
+    answers_r, answers_w = os.pipe()
+    process = subprocess.Popen(
+        [sys.executable, "-I", "-c", boot, json.dumps(launchers._search_path()), str(requests_r), str(answers_w), str(tmp_path)],
+        pass_fds=(requests_r, answers_w), stdin=subprocess.DEVNULL, cwd=tmp_path,
+    )
+    os.close(requests_r)
+    os.close(answers_w)
+    return process, requests_w, os.fdopen(answers_r, "rb")
+
+
+def test_a_request_too_long_stops_the_builder(tmp_path):
+    import json
+
+    process, requests, answers = _builder(tmp_path)
+    os.write(requests, b'{"kind": "launcher", "signature": ["' + b"i" * launchers.MAX_REQUEST_BYTES + b'"]}\n')
+    assert "more than" in json.loads(answers.readline())["error"]
+    assert process.wait(timeout=60) == 0 and answers.readline() == b""
+    os.close(requests)
+
+
+def test_new_builds_past_the_cap_are_refused(tmp_path):
+    import json
+
+    process, requests, answers = _builder(tmp_path, max_builds=0)
+    os.write(requests, json.dumps({"key": "k", "kind": "cuda_utils"}).encode() + b"\n")
+    answer = json.loads(answers.readline())
+    assert answer["key"] == "k" and "more than 0 new launchers" in answer["error"] and "path" not in answer
+    os.close(requests)
+    assert process.wait(timeout=60) == 0
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.so"))
