@@ -94,7 +94,10 @@ def allocation_of(ptr: int) -> tuple[int, int]:
     return base.value, size.value
 
 
-CU_POINTER_ATTRIBUTE_BUFFER_ID = 15
+# cuda.h's value (15 is IS_GPU_DIRECT_RDMA_CAPABLE, 1 for every allocation: with it every allocation
+# at an address shared one cached handle, and a new one made where an old one was freed was described
+# by the freed one's handle, which the judge could not open or read stale memory through).
+CU_POINTER_ATTRIBUTE_BUFFER_ID = 7
 # Allocation (base, buffer id) -> its IPC handle. Getting a handle is a call into the kernel driver
 # that took about a millisecond in a grading worker on an H100, once per output of every timed
 # call; the caching allocator hands the same allocations out again and again. The buffer id is

@@ -224,7 +224,14 @@ class OutputReader:
         if len(handle) != 2 * cuda_driver.IPC_HANDLE_BYTES:
             raise ValueError("the output's memory handle is malformed")
         if handle not in self._opened:
-            ptr = cuda_driver.ipc_open(handle)
+            try:
+                ptr = cuda_driver.ipc_open(handle)
+            except cuda_driver.CudaError as exc:
+                from .session import WorkerGone
+
+                # The worker keeps every output it describes until the judge has read it, so only
+                # the learner's code can have given this memory back (or named memory not its own).
+                raise WorkerGone("ERROR", f"the grader could not read your output: its memory was freed (or was never your function's) before it was read ({exc})") from None
             # The size of what was mapped, as the driver sees it: never the worker's word for it.
             self._opened[handle] = (ptr, cuda_driver.allocation_of(ptr)[1])
         base, size = self._opened[handle]

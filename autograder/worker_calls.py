@@ -28,7 +28,7 @@ class WorkerCalls:
         if request.get("gate") is not None:
             return self.timed_calls(request)
         tensors, args = self.inputs[request["id"]]
-        self.replayable = None
+        self.replayable, self.kept = None, []
         guard = canary.Guard(self.language, self.device, request.get("out_numel", 0), request.get("out_dtype")) if request.get("canary") else None
         recording = self._recording()
         record = None
@@ -62,6 +62,8 @@ class WorkerCalls:
             facts["cpu_kernels"] = LaunchSummary(record).summary(out, self.setup.get("module"), tensors)
             self.replayable = (request["id"], out, record)
         meta, payload = shared.describe_output(out)
+        # Held until the next call, as a timed window's are: its memory stays allocated until the judge has read it.
+        self.kept = [out]
         return {"output": meta, **facts}, payload
 
     def replay(self, request: dict) -> tuple[dict, bytes]:
