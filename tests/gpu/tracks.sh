@@ -3,8 +3,9 @@
 # one 10-minute call holds work that would take several on one GPU. Each argument is one track: its
 # settings as run.sh reads them (VAR=value words, values without spaces, or quoted for the shell),
 # with GPUS=2,3 giving it GPUs 2 and 3 (default: GPU i for the i-th track). Track i's archive lands
-# in OUT/t<i>/gpu-results.tar.gz and its printed log in OUT/t<i>.log: two files per track, since a
-# call returns only a few files.
+# in OUT/t<i>/gpu-results.tar.gz and its printed log in OUT/t<i>.log; once every track has ended
+# they are packed into one file, OUT/tracks.tar.gz (a call returns at most eight files: five tracks
+# and a probe's two files lost four archives on 2026-11-28).
 #
 #     bash tests/gpu/tracks.sh OUT "STEPS=ncu" "STEPS=timing TIMING_PROBLEMS=act0.vector_add" \
 #         "GPUS=2,3 STEPS=verdicts ADVERSARIAL_N=6"
@@ -35,4 +36,7 @@ for i in "${!pids[@]}"; do
   echo "== track $i:"
   tail -n "${TRACK_TAIL:-12}" "$OUT/t$i.log"
 done
+tracks=()
+for i in "${!pids[@]}"; do tracks+=("t$i" "t$i.log"); done
+tar -czf "$OUT/tracks.tar.gz" -C "$OUT" "${tracks[@]}" && (cd "$OUT" && rm -rf "${tracks[@]}")
 exit "$status"
