@@ -14,16 +14,9 @@ import time
 from . import noexec, osguard, rss, wire
 from .channel import one_way
 from .netns import launch
+from .wire import WorkerGone
 
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-class WorkerGone(Exception):
-    """The worker died, hung past its deadline or broke the protocol; ``status`` says which."""
-
-    def __init__(self, status: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def worker_env(workdir: str, device: str) -> dict:

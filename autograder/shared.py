@@ -227,7 +227,7 @@ class OutputReader:
             try:
                 ptr = cuda_driver.ipc_open(handle)
             except cuda_driver.CudaError as exc:
-                from .session import WorkerGone
+                from .wire import WorkerGone
 
                 # The worker keeps every output it describes until the judge has read it, so only
                 # the learner's code can have given this memory back (or named memory not its own).

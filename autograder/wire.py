@@ -25,6 +25,16 @@ class Deadline(WireError):
     """Nothing (or not all of a message) arrived before the deadline."""
 
 
+class WorkerGone(Exception):
+    """The worker died, hung past its deadline or broke the protocol (or gave the judge an output it
+    cannot read); ``status`` says which. Here, where nothing imports back, so that the modules the
+    worker shares with the judge can raise it; autograder.session is where callers find it."""
+
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 def heading(header: dict, payload_bytes: int) -> bytes:
     """A message's first bytes: the two lengths, then the header as JSON."""
     body = json.dumps(header, separators=(",", ":")).encode()
