@@ -35,6 +35,7 @@ import os
 import sys
 import threading
 
+from . import torch_hooks
 from .consumers import CALLED_BY, CONSUMERS, FRAME_ATTRIBUTES, READERS_EVENTS, consumer_codes, consumers_unchanged
 from .fingerprint import make_check, take_fingerprint
 
@@ -186,9 +187,16 @@ def seal(learner_roots: tuple[str, ...], device: str):
         del sys.modules[name]
     close_signal_handlers()
     changed = make_check(take_fingerprint(device))
+    # PyTorch's own hooks (autograder.torch_hooks): on a CPU, where the worker copies the output's bytes
+    # with PyTorch's operators.
+    hooks = torch_hooks.make_check(with_kernels=True) if device == "cpu" else None
 
-    def check() -> str | None:
+    def check(kernels: bool = False) -> str | None:
+        """Before every interpreted launch and reply; ``kernels``: the operators' kernels compared too
+        (as the learner's code loads and as each of its calls returns: autograder.worker_calls)."""
         if not refused and (change := changed()) is not None:
+            refused.append(change)
+        if not refused and hooks is not None and (change := hooks(kernels)) is not None:
             refused.append(change)
         return refused[0] if refused else None
 

@@ -41,6 +41,7 @@ class WorkerCalls:
                 else:
                     raw, record = recording(self._entry(request), *args, check=self.changed_by_learner)
                 returned = time.monotonic()
+                self._returned()
         except BaseException as exc:  # noqa: BLE001 -- reported as this call's verdict
             return {"error": learner_code.error(exc, self.setup.get("module"))}, b""
         try:
@@ -82,6 +83,7 @@ class WorkerCalls:
             _, again = interpreter.run_recorded(record.replay.run, self.inputs[request["id"]][0], self.inputs[request["with"]][0], replaying=record.replay)
         except BaseException as exc:  # noqa: BLE001 -- the kernels' own failure, reported as the replay's
             return {"error": learner_code.error(exc, self.setup.get("module"))}, b""
+        self._returned()
         if again.compile_errors:
             # The replayed kernels are not what the call's were: refused by the front end or rewritten.
             kernel, reason = next(iter(again.compile_errors.items()))
@@ -101,6 +103,14 @@ class WorkerCalls:
         if "entry" in request and self.setup["role"] == "library":
             return getattr(self.module, request["entry"])
         return self.fn
+
+    def _returned(self) -> None:
+        """On a CPU, where the worker handles the output with PyTorch's operators: the seal's check,
+        operators' kernels included, as the learner's code hands back control and before the worker
+        touches what it returned. A hook that removes itself once it has run (a mode that exits, a
+        kernel deregistered) is seen here, not only before the reply (autograder.torch_hooks)."""
+        if self.device == "cpu" and self.changed_by_learner is not None:
+            self.changed_by_learner(True)
 
     def _recording(self):
         """interpreter.run_recorded where the learner's Triton kernels are interpreted, else None."""

@@ -167,6 +167,7 @@ class WorkerSetup:
             except BaseException as exc:  # noqa: BLE001 -- a failure while loading is the learner's verdict
                 return {"error": learner_code.error(exc, path), "while": "loading"}
             self.module = module
+            self._returned()  # what its loading left in PyTorch (autograder.worker_calls)
         fn = getattr(self.module, entry, None)
         if not callable(fn):
             return {"missing": f"no function named {entry!r} was found in your code"}
