@@ -10,9 +10,11 @@ against its float64 reference, counts the compiles itself from the buckets (and 
 have compiled exactly one graph per bucket: a block that escaped the compiler compiled none), and
 computes the padding waste.
 
-Dynamo's ``backend="eager"`` runs the traced graph without code generation: the graph breaks,
+Dynamo's eager backend runs the traced graph without code generation: the graph breaks,
 guards and recompiles are exactly those of the default backend, and a compile costs a fraction of
-a second instead of Inductor's seconds.
+a second instead of Inductor's seconds. The backend also notes every call in a graph that Dynamo
+did not trace into (an operator of the learner's own, a function kept whole): code hidden there
+keeps its breaks and is never compiled, so it fails the graph-breaks check as a break would.
 """
 
 from __future__ import annotations
@@ -93,7 +95,8 @@ def run_stream(module, entry: str, request: dict, payload: bytes, device: str, e
     for name in ("recompile_limit", "cache_size_limit"):
         if hasattr(torch._dynamo.config, name):
             setattr(torch._dynamo.config, name, RECOMPILE_LIMIT)
-    compiled = _HARNESS["compile"](block, fullgraph=True, dynamic=False, backend="eager")
+    opaque: list[str] = []
+    compiled = _HARNESS["compile"](block, fullgraph=True, dynamic=False, backend=_eager_noting(opaque))
     weight = torch.from_numpy(data["weight"]).to(device)
     outputs, padded = [], []
     for array in data["xs"]:
@@ -118,8 +121,35 @@ def run_stream(module, entry: str, request: dict, payload: bytes, device: str, e
             return {"wrong_type": f"{entry} must return a tensor of shape ({size}, {width}); it returned {_what(out)}"}, b""
         outputs.append(out[:length].detach().to("cpu", torch.float32).contiguous().numpy().tobytes())
         padded.append(size)
-    facts = {"padded": padded, "graph_breaks": int(sum(counters["graph_break"].values())), "unique_graphs": int(counters["stats"]["unique_graphs"])}
+    facts = {"padded": padded, "graph_breaks": int(sum(counters["graph_break"].values())), "unique_graphs": int(counters["stats"]["unique_graphs"]),
+             "opaque_calls": sorted(set(opaque))}
     return {"stream": facts}, b"".join(outputs)
+
+
+# What a traced graph may call: PyTorch's own operators and functions, and Python's arithmetic.
+TRACEABLE_NAMESPACES = ("aten", "prims")
+TRACEABLE_MODULES = ("torch", "_operator", "operator", "math", "builtins")
+
+
+def _eager_noting(opaque: list):
+    """Dynamo's eager backend (the graph run as traced, no code generation), noting each call in a
+    graph that Dynamo did not trace into: an operator of the learner's own (``torch.library.custom_op``)
+    or a function kept whole (``allow_in_graph``). Code hidden there keeps its breaks (an ``.item()``
+    feeding a branch, a print) and is never compiled, though the graph shows none."""
+
+    def backend(graph_module, example_inputs):
+        for node in graph_module.graph.nodes:
+            if node.op == "call_function":
+                target = node.target
+                namespace = getattr(target, "namespace", None)
+                if namespace is not None:
+                    if namespace not in TRACEABLE_NAMESPACES:
+                        opaque.append(f"{namespace}::{getattr(target, '__name__', '?')}")
+                elif str(getattr(target, "__module__", "") or "").partition(".")[0] not in TRACEABLE_MODULES:
+                    opaque.append(f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', getattr(target, '__name__', '?'))}")
+        return graph_module.forward
+
+    return backend
 
 
 def _what(out) -> str:
@@ -166,6 +196,10 @@ def judge_stream(problem, stream: dict, facts: dict, data: bytes) -> list[dict]:
     buckets = len(set(padded))
     graphs = facts["unique_graphs"]
     cases.append(_case("graph breaks", facts["graph_breaks"] == 0, f"{facts['graph_breaks']} graph breaks"))
+    opaque = facts.get("opaque_calls", [])
+    if opaque:
+        cases.append(_case("traced", False, f"your block's graph calls {', '.join(opaque)}, which Dynamo does not trace into: the code inside keeps "
+                           "its breaks and is never compiled. Remove the breaks from the block itself, with PyTorch's operators"))
     if graphs != buckets:
         cases.append(_case("compiles", False, f"{buckets} bucket sizes but Dynamo compiled {graphs} graphs: each bucket must compile your block exactly once"))
     else:
