@@ -9,7 +9,7 @@ import os
 import tempfile
 import time
 
-from . import library_helper, shared
+from . import learner_code, library_helper, shared
 from .result import ProblemResult
 from .session import Workers
 
@@ -184,7 +184,7 @@ class Grading:
             "language": language, "module": module, "entry": entry, "problem": self.job["problem"], "kind": self.job.get("kind"),
             "writable": [folder, self.shared_folder, *([kernels] if kernels else []), *_device_files()],
             # Other submissions' compiled kernels (the reference solution's, if it was graded here).
-            "hidden": [os.path.dirname(kernels)] if kernels else [],
+            "hidden": ([os.path.dirname(kernels)] if kernels else []) + learner_code.course_files(os.environ.get(learner_code.COURSE_VARIABLE)) + learner_code.named_hidden(),
             # The judge's and the helper's threads, which no signal of the learner's may reach (autograder.seccomp).
             "protected": self._protected() if role == "learner" else [],
             # A distributed rank whose messages the judge carries has no network (autograder.relay).

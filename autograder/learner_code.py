@@ -56,6 +56,40 @@ def refuse_grader_imports() -> None:
     sys.meta_path.insert(0, _RefuseGraderImports())
 
 
+# nbgrader's default exchanges (older and newer releases): a class's inbound submissions, where a
+# course keeps its exchange outside the course folder.
+NBGRADER_EXCHANGES = ["/srv/nbgrader/exchange", "/usr/local/share/nbgrader/exchange"]
+
+
+# Set in the judge's environment by the process that started grading: the folder it runs in.
+COURSE_VARIABLE = "GPU_BRRR_COURSE"
+# A course folder's folders of other notebooks: the repository's history and the built book hold the
+# solutions too; the exchange (this course's nbgrader_config.py keeps it in the course folder) holds
+# every student's submitted notebooks.
+COURSE_FOLDERS = ("solutions", "source", "submitted", "autograded", "feedback", "gradebook.db", ".git", "_build", "exchange")
+
+
+# Folders an instructor names for hiding too (os.pathsep between them): an exchange kept elsewhere
+# (``--Exchange.root=/srv/gpu-brrr/exchange``, book/teaching/index.md).
+HIDE_VARIABLE = "GPU_BRRR_HIDE"
+
+
+def named_hidden() -> list[str]:
+    """The folders of ``HIDE_VARIABLE`` in this process's environment that exist."""
+    return [path for path in os.environ.get(HIDE_VARIABLE, "").split(os.pathsep) if path and os.path.exists(path)]
+
+
+def course_files(folder: str | None) -> list[str]:
+    """What of the course folder ``folder`` the learner's process may not read (those that exist):
+    the one beside the package, and the one grading was started in (``COURSE_VARIABLE``: nbgrader's
+    and the class command's working folder, which need not hold the package). A learner's code found
+    another student's submitted notebook in the exchange, ran its kernel under its own file's name,
+    and was graded for it."""
+    if not folder:
+        return []
+    return [path for path in (os.path.join(folder, name) for name in COURSE_FOLDERS) if os.path.exists(path)]
+
+
 def hidden_files() -> list[str]:
     """What the learner's process may not read (autograder.osguard.confine): the sources and compiled
     copies of the refused modules, the reference solutions (the repository's solutions/ beside the
@@ -63,10 +97,7 @@ def hidden_files() -> list[str]:
     folders of other notebooks beside it, and Jupyter's secrets (``JUPYTER_SECRETS``).
     Refusing an import is not enough where the file can be read and run."""
     package = os.path.dirname(os.path.abspath(__file__))
-    course = os.path.dirname(package)
-    # The repository's history and the built book hold the solutions too.
-    beside = ("solutions", "source", "submitted", "autograded", "feedback", "gradebook.db", ".git", "_build")
-    paths = [os.path.join(package, "solutions")] + [os.path.join(course, name) for name in beside]
+    paths = [os.path.join(package, "solutions"), *course_files(os.path.dirname(package)), *NBGRADER_EXCHANGES]
     for name in REFUSED_MODULES:
         leaf = name.split(".", 1)[1]
         paths += [os.path.join(package, leaf), os.path.join(package, leaf + ".py")]

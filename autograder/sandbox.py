@@ -33,6 +33,9 @@ def _judge_env() -> dict:
     env.update(PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg")
     # The judge runs only the grader's code: compiled, never interpreted, whatever the caller set.
     env.pop("TRITON_INTERPRET", None)
+    # The folder grading was started in (nbgrader's and the class command's course folder): its
+    # students' folders are hidden from the learner's worker (learner_code.course_files).
+    env.setdefault(learner_code.COURSE_VARIABLE, os.getcwd())
     return env
 
 

@@ -169,8 +169,10 @@ def _make_refusal(learner_roots: tuple[str, ...], events: frozenset):
             return f"setting {args[1]}"
         if event == "import" and len_(args) > 1 and isinstance_(args[1], str_) and args[1].startswith(roots) and args[1].endswith((".so", ".pyd")):
             return f"loading the native module {args[1]}"
-        if event == named_compile and len_(args) > 1 and isinstance_(args[1], str_) and args[1].startswith("/"):
-            return f"compiling code named {args[1]}"
+        # Code of its own compiled under a file's name, relative ("submission.py", resolved from the
+        # working folder) or absolute, would pass for that file's: its kernels for the submission's.
+        if event == named_compile and len_(args) > 1 and isinstance_(args[1], str_) and not args[1].startswith("<"):
+            return f"compiling code named {args[1]} (name code you compile in angle brackets, such as <generated>)"
         return None
 
     return refusal
