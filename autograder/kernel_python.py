@@ -23,6 +23,11 @@ import types
 PLAIN = "a kernel may read plain data (numbers, strings, tuples, dtypes), Triton's functions and modules, and your @triton.jit functions"
 # Triton's builtins that may take a tensor and mean the same to the interpreter and the compiler.
 SAME_EVERYWHERE = ("isinstance", "len", "range", "min", "max", "print", "list", "float", "int")
+# Python's builtins a kernel may call besides the ones Triton's compiler knows (its builtin_namespace):
+# functions of plain values only. Not exec, eval, compile or __import__: a string they run under the
+# interpreter computes with NumPy on the blocks' memory, while on a GPU it runs once at compile time
+# (exec_in_a_kernel.py); nor open, globals, setattr and the like.
+PURE_BUILTINS = frozenset({"abs", "all", "any", "bool", "divmod", "enumerate", "pow", "reversed", "round", "sorted", "str", "sum", "tuple", "zip"})
 
 
 class PythonOnATensor(RuntimeError):
@@ -231,7 +236,9 @@ def install() -> None:
             or (type(fn) in constexpr_functions and triton_callable(getattr(fn, "fn", None)))
             or triton_callable(fn)
         )
-        builtin = fn in generator.builtin_namespace.values() or _python_builtin(fn) or (isinstance(fn, type) and triton_class(fn))
+        builtin = fn in generator.builtin_namespace.values() or (_python_builtin(fn) and name in PURE_BUILTINS) or (isinstance(fn, type) and triton_class(fn))
+        if not triton_own and _python_builtin(fn) and not builtin:
+            raise PythonOnATensor(f"calls {name}, a Python builtin a kernel may not call: on a GPU it runs once while compiling, under the interpreter on every block")
         if not triton_own and not builtin:
             raise PythonOnATensor(
                 f"calls {name}, a Python function of {defined_in or 'your code'}: a kernel may call Triton's functions, your @triton.jit "
