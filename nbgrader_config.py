@@ -8,7 +8,7 @@ its kernel computed (autograder/nbgrader_plugin.py; book/act0-start/instructors.
 import os
 import tempfile
 
-from autograder import nbgrader_plugin
+from autograder import nbgrader_plugin, validate_cells
 
 c = get_config()  # noqa: F821 -- injected by nbgrader when it loads this file
 
@@ -43,5 +43,10 @@ c.KernelManager.ip = os.path.join(KERNEL_SOCKETS, f"kernel-{os.getpid()}")
 # grades its source in sandboxed processes and overwrites the graded cells' outputs before
 # SaveAutoGrades reads them.
 c.Autograde.autograde_preprocessors = nbgrader_plugin.autograde_preprocessors()
+# A cell's metadata claiming an old nbgrader schema would stop the whole run, every later student
+# ungraded: the course releases only the current schema, so any other is the learner's and dropped.
+c.Autograde.sanitize_preprocessors = validate_cells.sanitize_preprocessors()
 # validate: the graded cells get the same fresh grades before the kernel runs, and the kernel skips them.
 c.Execute.on_notebook_start = nbgrader_plugin.fresh_grades_for_validate
+# ... and it compares each notebook given (several at once too) with the release it is a copy of.
+validate_cells.follow_validated_notebooks()

@@ -7,7 +7,9 @@ executed once and read by several tests:
 - ``editor``: vector_add with its locked graded cells edited to claim full marks, or deleted;
 - ``replaced``: vector_add with a cell that replaces the grader's correctness call;
 - ``fake_module``: vector_add with a cell that makes ``autograder`` a fake module and clears the
-  variable that tells graded cells not to grade in the kernel.
+  variable that tells graded cells not to grade in the kernel;
+- ``old_schema``: the solution of vector_add whose graded cells claim nbgrader's metadata schema 0
+  (nbgrader alone stops the whole run there, and the students after it go ungraded).
 """
 
 from __future__ import annotations
@@ -90,6 +92,15 @@ def with_cell(notebook: Path, source: str) -> dict:
     return nb
 
 
+def old_schema(notebook: Path) -> dict:
+    nb = json.loads(notebook.read_text())
+    for cell in nb["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if meta.get("grade") and not meta.get("solution"):
+            meta["schema_version"] = 0
+    return nb
+
+
 def submit(course: Path, student: str, act: str, name: str, nb: dict) -> Path:
     path = course / "submitted" / student / act / f"{name}.ipynb"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -138,5 +149,6 @@ def build(course: Path) -> Path:
     submit(course, "editor", ACT, NOTEBOOK, tampered(release, redefine=False))
     submit(course, "replaced", ACT, NOTEBOOK, with_cell(release, REPLACED))
     submit(course, "fake_module", ACT, NOTEBOOK, with_cell(release, FAKE_MODULE))
+    submit(course, "old_schema", ACT, NOTEBOOK, old_schema(course / "solutions" / ACT / f"{NOTEBOOK}.ipynb"))
     autograde(course, ACT)
     return course

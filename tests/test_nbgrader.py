@@ -152,6 +152,16 @@ def test_edited_or_deleted_locked_cells_change_nothing(nbgrader_course):
         assert deleted.auto_score is None and deleted.needs_manual_grade
 
 
+@SHARED
+def test_a_notebook_claiming_an_old_metadata_schema_is_graded_and_stops_no_one(nbgrader_course):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{nbgrader_course / 'gradebook.db'}") as gb:
+        assert gb.find_grade("vector_add_correctness", "vector_add", ACT, "old_schema").auto_score == 2.0
+        # The students after it in the run were graded (the solution's full marks: _check_autograded).
+        assert gb.find_grade("vector_add_correctness", "vector_add", ACT, "untouched").auto_score == 0
+
+
 def test_redefined_helpers_do_not_fool_grading_outside_the_kernel(tmp_path):
     submitted = tmp_path / ACT / "vector_add.ipynb"
     submitted.parent.mkdir()
