@@ -189,9 +189,10 @@ def seal(learner_roots: tuple[str, ...], device: str):
         del sys.modules[name]
     close_signal_handlers()
     changed = make_check(take_fingerprint(device))
-    # PyTorch's own hooks (autograder.torch_hooks): on a CPU, where the worker copies the output's bytes
-    # with PyTorch's operators.
-    hooks = torch_hooks.make_check(with_kernels=True) if device == "cpu" else None
+    # PyTorch's own hooks (autograder.torch_hooks): modes and dispatch keys everywhere (on a GPU a mode
+    # answers the worker's data_ptr() and stride() of the output, which the judge maps); the operators'
+    # kernels on a CPU, where the worker copies the output's bytes with them.
+    hooks = torch_hooks.make_check(with_kernels=device == "cpu")
 
     def check(kernels: bool = False) -> str | None:
         """Before every interpreted launch and reply; ``kernels``: the operators' kernels compared too
