@@ -26,6 +26,13 @@ the scale and zero once per group and row. They differ in how the bytes are kept
   whole of its K in flight before the kernel ahead of it ends. Measured slower on an H200 on
   2026-11-28 (tune_act7_int4_windows.py): 26.0-26.7 us at 8192 x 8192 in every configuration
   against the solution's 16.1-16.6 us (results/runs/2026-11-28-h100-h200-twenty-second-session/).
+- pipelined, pipelined_pdl: the loop over K written plainly (each step's loads, then its arithmetic)
+  as tl.range(..., num_stages=STAGES): with the loop's own num_stages, Triton 3.6 pipelines loads that
+  feed no tl.dot too (compiled for sm_90 on a CPU, 2026-11-29: cp.async copies into STAGES shared-memory
+  buffers, 2 plain global loads left against 7 without), so STAGES - 1 steps of weights are in flight
+  in shared memory, not registers: at BLOCK_N=32, 8 groups a step and 3 stages, 40 KB of shared
+  memory a program and 32 KB of weights in flight, where registers allowed one step (16 KB).
+  pipelined_pdl waits for the kernel ahead before the loop (its prologue's loads come after the wait).
 - loop: the reference solution's kernel before 2026-11-27 (a step's loads issued after the previous
   step's arithmetic), kept to compare with the prefetch design the solution now uses.
 - prefetch_pdl: prefetch with programmatic dependent launch (sm_90+, launch_pdl=True): a program
@@ -193,6 +200,46 @@ def prefetch_kernel(
     rows = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
     acc = _row_block_dot(x_ptr + b * stride_xb, w_ptr, scale_ptr, zero_ptr, rows, 0, K // GROUP,
                          stride_wn, stride_sn, stride_zn, GROUP, BLOCK_N, GROUPS_PER_STEP, PDL)
+    out_rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(out_ptr + b * stride_ob + out_rows, tl.sum(acc, axis=1).to(tl.bfloat16), mask=out_rows < N)
+
+
+@triton.jit(do_not_specialize=["B"])
+def pipelined_kernel(
+    x_ptr, w_ptr, scale_ptr, zero_ptr, out_ptr,
+    B, N, K,
+    stride_xb, stride_wn, stride_sn, stride_zn, stride_ob,
+    GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr, STAGES: tl.constexpr, PDL: tl.constexpr = False,
+):
+    """Program (b, pid_n): out[b, rows] for BLOCK_N rows of W; the loop's loads pipelined by Triton."""
+    b = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    WORDS: tl.constexpr = GROUP // 8
+    BLOCK_W: tl.constexpr = GROUPS_PER_STEP * WORDS
+    rows = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_w = tl.arange(0, BLOCK_W)
+    steps = tl.arange(0, GROUPS_PER_STEP)
+    i = tl.arange(0, 8)
+    shift = 8 * (i // 6)
+    bit = 4 * i - shift
+    x_scale = ((127 + 85 - bit) << 23).to(tl.float32, bitcast=True)
+    num_groups = K // GROUP
+    w_rows = w_ptr + rows[:, None] * stride_wn
+    x_row = x_ptr + b * stride_xb
+    s_rows = scale_ptr + rows[:, None] * stride_sn
+    z_rows = zero_ptr + rows[:, None] * stride_zn
+    if PDL:
+        gdc_launch_dependents()
+        gdc_wait()
+    acc = tl.zeros((BLOCK_N, GROUPS_PER_STEP), dtype=tl.float32)
+    for g0 in tl.range(0, num_groups, GROUPS_PER_STEP, num_stages=STAGES):
+        words = g0 * WORDS + offs_w
+        groups = g0 + steps
+        packed = tl.load(w_rows + words[None, :], mask=(words < num_groups * WORDS)[None, :], other=0)
+        x = tl.load(x_row + 8 * words[:, None] + i[None, :], mask=(words < num_groups * WORDS)[:, None], other=0.0)
+        s = tl.load(s_rows + groups[None, :], mask=(groups < num_groups)[None, :], other=0.0)
+        z = tl.load(z_rows + groups[None, :], mask=(groups < num_groups)[None, :], other=0)
+        acc += _step(packed[:, :, None], x, s, z, shift, bit, x_scale, GROUP, BLOCK_N, GROUPS_PER_STEP)
     out_rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     tl.store(out_ptr + b * stride_ob + out_rows, tl.sum(acc, axis=1).to(tl.bfloat16), mask=out_rows < N)
 
@@ -460,7 +507,31 @@ def int4_gemv_splitk_two_pass(x, w_packed, scale, zero, config=None):
     return out
 
 
+def int4_gemv_pipelined(x, w_packed, scale, zero, config=None, pdl=False):
+    import torch
+
+    config = config or {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "STAGES": 3, "num_warps": 8}
+    batch, n, k = _shape(x, w_packed)
+    words = w_packed.view(torch.int32)
+    out = torch.empty((batch, n), dtype=torch.bfloat16, device=x.device)
+    options = _options(config)
+    if pdl and _pdl_ok(x):
+        options.update(PDL=True, launch_pdl=True)
+    pipelined_kernel[(batch, triton.cdiv(n, config["BLOCK_N"]))](
+        x, words, scale, zero, out, batch, n, k,
+        x.stride(0), words.stride(0), scale.stride(0), zero.stride(0), out.stride(0),
+        GROUP=128, BLOCK_N=config["BLOCK_N"], GROUPS_PER_STEP=_steps(config, k), STAGES=config["STAGES"], **options,
+    )
+    return out
+
+
+def int4_gemv_pipelined_pdl(x, w_packed, scale, zero, config=None):
+    return int4_gemv_pipelined(x, w_packed, scale, zero, config, pdl=True)
+
+
 LAUNCHERS = {
+    "pipelined": int4_gemv_pipelined,
+    "pipelined_pdl": int4_gemv_pipelined_pdl,
     "loop": int4_gemv_loop,
     "prefetch": int4_gemv_prefetch,
     "prefetch_pdl": int4_gemv_prefetch_pdl,

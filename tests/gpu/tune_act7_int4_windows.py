@@ -155,6 +155,21 @@ PREFETCH2_PDL_CONFIGS = [
 ]
 
 
+# tl.range(..., num_stages=STAGES): STAGES - 1 steps of every program's weights in flight in shared
+# memory (cp.async), STAGES x BLOCK_N x GROUPS_PER_STEP x 64 bytes of it a program. At 4096 the row
+# has 32 groups, at 8192 64: the first configurations ask for most of a row block at once.
+PIPELINED_CONFIGS = [
+    {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "STAGES": 3, "num_warps": 8},
+    {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "STAGES": 4, "num_warps": 8},
+    {"BLOCK_N": 16, "GROUPS_PER_STEP": 8, "STAGES": 4, "num_warps": 4},
+    {"BLOCK_N": 16, "GROUPS_PER_STEP": 16, "STAGES": 3, "num_warps": 8},
+    {"BLOCK_N": 16, "GROUPS_PER_STEP": 4, "STAGES": 6, "num_warps": 4},
+    {"BLOCK_N": 8, "GROUPS_PER_STEP": 8, "STAGES": 4, "num_warps": 4},
+    {"BLOCK_N": 64, "GROUPS_PER_STEP": 4, "STAGES": 4, "num_warps": 8},
+    {"BLOCK_N": 32, "GROUPS_PER_STEP": 4, "STAGES": 6, "num_warps": 8},
+]
+
+
 def solution_module():
     """A fresh import of the reference solution (its tuner's choices empty)."""
     from tests.gpu.probe_small_calls import solution_module as load
@@ -195,16 +210,18 @@ def designs(module) -> dict:
         "prefetch": (candidates.LAUNCHERS["prefetch"], PREFETCH_CONFIGS),
         "prefetch_pdl": (candidates.LAUNCHERS["prefetch_pdl"], solution_configs),
         "prefetch2_pdl": (candidates.LAUNCHERS["prefetch2_pdl"], PREFETCH2_PDL_CONFIGS),
+        "pipelined": (candidates.LAUNCHERS["pipelined"], PIPELINED_CONFIGS),
+        "pipelined_pdl": (candidates.LAUNCHERS["pipelined_pdl"], PIPELINED_CONFIGS),
     }
     if os.environ.get("TRITON_INTERPRET") == "1":
         # One small configuration each under the interpreter, as the solution's own list.
-        small = {"BLOCK_N": 4, "GROUPS_PER_STEP": 2, "num_warps": 4}
+        small = {"BLOCK_N": 4, "GROUPS_PER_STEP": 2, "STAGES": 2, "num_warps": 4}
         found = {name: (launcher, configs if name == "solution" else [small, {**small, "BLOCK_N": 8}]) for name, (launcher, configs) in found.items()}
     return found
 
 
 def label(design: str, config: dict) -> str:
-    short = {"BLOCK_N": "BN", "GROUPS_PER_STEP": "GPS", "num_warps": "w", "maxnreg": "reg"}
+    short = {"BLOCK_N": "BN", "GROUPS_PER_STEP": "GPS", "STAGES": "st", "num_warps": "w", "maxnreg": "reg"}
     return design + " " + " ".join(f"{short.get(k, k)}={v}" for k, v in config.items())
 
 
