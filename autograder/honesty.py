@@ -52,6 +52,8 @@ def _decorator_names(node: ast.FunctionDef) -> set[str]:
 OWN_MARK = "__yours"
 # The words of autograder.own_compile's finding that a kernel of the learner's inlines library code.
 FOREIGN_CALLEE = "a Triton function from outside your code and triton.language"
+# The same for a triton.language function the exercise asks the learner to write (Problem.refused_language).
+REFUSED_CALLEE = "the triton.language function that does what this exercise asks you to write"
 
 
 def own_kernel_names(code: str, device: str = "cpu") -> set[str]:
@@ -195,7 +197,7 @@ def judge_cpu(operators: list[str], calls: list[dict], own: set[str], replays: l
         if not call.get("kernels"):
             return {"ok": False, "message": "no Triton kernel of yours ran during the call; the work must run in your kernel"}
         unfit = sorted(call.get("compile_errors", {}).items())
-        inlined = [(name, reason) for name, reason in unfit if reason.startswith("calls ") and FOREIGN_CALLEE in reason]
+        inlined = [(name, reason) for name, reason in unfit if reason.startswith("calls ") and (FOREIGN_CALLEE in reason or REFUSED_CALLEE in reason)]
         forged = [(name, reason) for name, reason in unfit if reason.startswith(NOT_ITS_SOURCE)]
         if forged:
             name, reason = forged[0]

@@ -189,6 +189,7 @@ class Grading:
             "protected": self._protected() if role == "learner" else [],
             # A distributed rank whose messages the judge carries has no network (autograder.relay).
             "network": not getattr(self.problem, "relay", False),
+            "refused_language": list(getattr(self.problem, "refused_language", ())),
         }
         session.configure(setup, start_timeout=self.remaining(), kernel_cache=kernels)
         return session

@@ -33,7 +33,7 @@ import sys
 import textwrap
 import threading
 
-from .honesty import FOREIGN_CALLEE, OWN_MARK
+from .honesty import FOREIGN_CALLEE, OWN_MARK, REFUSED_CALLEE
 
 
 class NotYourKernel(RuntimeError):
@@ -103,21 +103,30 @@ def triton_file_shapes(root: str) -> frozenset[str]:
     )
 
 
-def _jitted_shape(value) -> str | None:
+def _jitted_shape(value, anonymous: bool = False) -> str | None:
     """``body_shape`` of a jitted function (a JITFunction, or an InterpretedFunction under the
-    interpreter), None for anything else or a function whose source cannot be read."""
+    interpreter), None for anything else or a function whose source cannot be read. ``anonymous``:
+    the function's name left out (``anonymous_shape``)."""
     from triton.runtime.jit import JITFunction
 
     # Loaded where the interpreter runs kernels (a CPU), and not imported for this elsewhere.
     interpreted = getattr(sys.modules.get("triton.runtime.interpreter"), "InterpretedFunction", ())
+    shape = anonymous_shape if anonymous else body_shape
     try:
         if isinstance(value, JITFunction):
-            return body_shape(value.parse().body[0])
+            return shape(value.parse().body[0])
         if isinstance(value, interpreted):
-            return body_shape(ast.parse(textwrap.dedent(inspect.getsource(value.fn))).body[0])
+            return shape(ast.parse(textwrap.dedent(inspect.getsource(value.fn))).body[0])
         return None
     except Exception:  # noqa: BLE001 -- a function whose source Triton cannot read never compiles either
         return None
+
+
+def anonymous_shape(node: ast.AST) -> str:
+    """``body_shape`` without the function's name: a copy of a function renamed has the same."""
+    bare = copy.copy(node)
+    bare.name = ""
+    return body_shape(bare)
 
 
 def ir_injected(ir_override: str | None) -> str:
@@ -138,16 +147,20 @@ def ir_injected(ir_override: str | None) -> str:
 _STATE = threading.local()
 
 
-def install(files: tuple[str, ...], device: str) -> None:
+def install(files: tuple[str, ...], device: str, refused: tuple[str, ...] = ()) -> None:
     """In the worker, before the learner's module loads. On a GPU: the learner's Triton kernels
     (defined in ``files``) compile under their names with ``OWN_MARK`` appended, and every compile is
     checked as the module says; kernels of any other file keep their names, and code that undoes the
     marking only takes the mark off the learner's own kernels. On a CPU: the code generation is watched
-    for ``foreign_callee``."""
+    for ``foreign_callee``. ``refused``: names of triton.language functions that count as foreign here
+    (the exercise's Problem.refused_language), known by their code, whatever name calls them."""
     import triton
+    import triton.language as tl
     from triton.compiler import code_generator
 
     learner, language = file_shapes(files), language_shapes()
+    refused_shapes = {_jitted_shape(getattr(tl, name, None), anonymous=True): f"tl.{name}" for name in refused} if refused else {}
+    refused_shapes.pop(None, None)
     # Read only if a kernel calls a function of neither (a Triton module loaded later, or a library's).
     root, on_disk = os.path.dirname(os.path.realpath(triton.__file__)), []
 
@@ -174,7 +187,8 @@ def install(files: tuple[str, ...], device: str) -> None:
             if not own:
                 raise NotYourKernel(f"a kernel that is not yours was compiled under your kernel's name {name}: its code is not a function of your file")
             if generating["foreign"]:
-                raise NotYourKernel(f"your kernel {name.removesuffix(OWN_MARK)} {_calls(generating['foreign'][0])}: {WRITE_IT}")
+                callee = generating["foreign"][0]
+                raise NotYourKernel(f"your kernel {name.removesuffix(OWN_MARK)} {_calls(callee)}: {'write it in your code' if callee.startswith('tl.') else WRITE_IT}")
         record = getattr(_STATE, "record", None)
         if record is not None:
             record["generated"] = name
@@ -186,6 +200,8 @@ def install(files: tuple[str, ...], device: str) -> None:
             shape = body_shape(node)
             if self.is_kernel and generating["kernel"] is None:
                 generating["kernel"] = (self.function_name, shape in learner)
+            elif refused_shapes and anonymous_shape(node) in refused_shapes:
+                generating["foreign"].append(refused_shapes[anonymous_shape(node)])
             elif shape not in learner and shape not in language and not triton_own(shape):
                 generating["foreign"].append(node.name)
         return original_visit(self, node)
@@ -205,7 +221,8 @@ WRITE_IT = "a kernel of yours may call only functions you wrote and Triton's own
 
 
 def _calls(callee: str) -> str:
-    return f"calls {callee}, {FOREIGN_CALLEE}"
+    """The refusal's words; a refused triton.language function is named as tl.<name>."""
+    return f"calls {callee}, {REFUSED_CALLEE if callee.startswith('tl.') else FOREIGN_CALLEE}"
 
 
 def foreign_callee(build) -> str | None:

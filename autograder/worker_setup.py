@@ -113,7 +113,7 @@ class WorkerSetup:
             if self.language == "triton" and self.setup.get("module"):
                 from . import own_compile
 
-                own_compile.install((self.setup["module"],), self.device)
+                own_compile.install((self.setup["module"],), self.device, tuple(self.setup.get("refused_language", ())))
             learner_code.refuse_grader_imports()
             # A distributed exercise's ranks are sandboxed one by one, each in a Landlock domain of
             # its own, and NCCL passes its buffers between them over abstract UNIX sockets: those

@@ -236,3 +236,18 @@ def test_triton_functions_loaded_after_the_check_was_installed_are_still_tritons
     assert helpers and own_compile.body_shape(helpers[0]) in shapes
     library = ast.parse(LIBRARY_EXTRA).body[0]
     assert own_compile.body_shape(library) not in shapes
+
+
+def test_a_refused_language_function_is_known_by_its_code_under_any_name():
+    import ast
+    import inspect
+    import textwrap
+
+    import triton.language as tl
+
+    from autograder import own_compile, registry
+
+    assert registry.get("act4.softmax").refused_language == ("softmax",)
+    renamed = ast.parse(textwrap.dedent(inspect.getsource(tl.standard.softmax.fn)).replace("def softmax(", "def normalize_rows(")).body[0]
+    assert own_compile.anonymous_shape(renamed) == own_compile._jitted_shape(tl.softmax, anonymous=True)
+    assert own_compile.body_shape(renamed) != own_compile._jitted_shape(tl.softmax)

@@ -37,7 +37,7 @@ SPEC = "spec.toml"
 PROBLEMS_ROOT = Path(__file__).resolve().parent
 # What a spec may say, by table: every key is a Problem field of the same name, except the speed
 # scale's own (metric, zero_at, full_at) and the sizes (test, cpu_test, bench).
-TOP_LEVEL = {"kind", "name", "title", "notebook", "function", "language", "library_name", "out_dtype", "compute_dtype", "tolerance_factor", "allowed_library_kernels", "solution_library_ratio", "min_compute_capability", "max_launches", "max_reads", "solution_extra_ratio", "replay_values"}
+TOP_LEVEL = {"kind", "name", "title", "notebook", "function", "language", "library_name", "out_dtype", "compute_dtype", "tolerance_factor", "allowed_library_kernels", "solution_library_ratio", "min_compute_capability", "max_launches", "max_reads", "solution_extra_ratio", "replay_values", "refused_language"}
 TABLES = {"sizes": {"test", "cpu_test", "bench"}, "speed": {"metric", "zero_at", "full_at", "solution_target"}, "points": {"correctness", "speed"}}
 REQUIRED_FUNCTIONS = ("make_inputs", "reference", "library", "bytes_moved", "flops")
 OPTIONAL_FUNCTIONS = ("describe_size", "baseline", "extra_libraries", "error_model")
@@ -76,6 +76,8 @@ def load(folder: Path) -> Problem | ExactProblem | MeasuredProblem:
         fields["allowed_library_kernels"] = tuple(fields["allowed_library_kernels"])
     if "replay_values" in fields:
         fields["replay_values"] = tuple(fields["replay_values"])
+    if "refused_language" in fields:
+        fields["refused_language"] = tuple(fields["refused_language"])
     if "min_compute_capability" in fields:
         fields["min_compute_capability"] = tuple(fields["min_compute_capability"])
     fields.update({name: getattr(module, name) for name in REQUIRED_FUNCTIONS})
