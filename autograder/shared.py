@@ -222,7 +222,7 @@ class OutputReader:
 
         handle = str(meta["handle"])
         if len(handle) != 2 * cuda_driver.IPC_HANDLE_BYTES:
-            raise ValueError("the output's memory handle is malformed")
+            raise _misdescribed("its memory handle is malformed")
         if handle not in self._opened:
             try:
                 ptr = cuda_driver.ipc_open(handle)
@@ -240,7 +240,7 @@ class OutputReader:
         offset = int(meta["offset"])
         needed = span_bytes(shape, strides, torch.empty((), dtype=dtype).element_size())
         if offset < 0 or any(s < 0 for s in strides) or offset + needed > size:
-            raise ValueError("the output's description does not fit the memory it names")
+            raise _misdescribed("its shape, strides and offset do not fit the memory it names")
         return cuda_driver.as_tensor(base + offset, size - offset, dtype, shape, strides)
 
     def close(self) -> None:
@@ -249,6 +249,14 @@ class OutputReader:
         for ptr, _ in self._opened.values():
             cuda_driver.ipc_close(ptr)
         self._opened.clear()
+
+
+def _misdescribed(why: str) -> Exception:
+    """The worker computes an output's description from the tensor your function returned; one that
+    does not hold was changed by code in its process, the learner's (not a failure of the grader)."""
+    from .wire import WorkerGone
+
+    return WorkerGone("ERROR", f"the grader could not read your output: {why} (code in your function's process changed what the worker reports about it)")
 
 
 def output_from_bytes(meta: dict, data: bytes) -> torch.Tensor:
@@ -260,6 +268,6 @@ def output_from_bytes(meta: dict, data: bytes) -> torch.Tensor:
     for n in shape:
         count *= n
     if len(data) != count * itemsize:
-        raise ValueError("the output's bytes do not match its shape and dtype")
+        raise _misdescribed("its bytes do not match its shape and dtype")
     flat = torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
     return flat.view(dtype).reshape(shape) if count else torch.empty(shape, dtype=dtype)

@@ -61,3 +61,13 @@ def test_an_output_the_judge_cannot_map_is_the_learners_error(monkeypatch):
     with pytest.raises(WorkerGone, match="could not read your output") as gone:
         shared.OutputReader().view(meta)
     assert gone.value.status == "ERROR"
+
+
+def test_an_output_description_that_does_not_hold_is_the_learners_error():
+    import pytest
+
+    from autograder import shared, wire
+
+    with pytest.raises(wire.WorkerGone) as gone:
+        shared.output_from_bytes({"dtype": "float32", "shape": [4]}, b"123")
+    assert gone.value.status == "ERROR" and "your output" in str(gone.value) and "grader failed" not in str(gone.value)
