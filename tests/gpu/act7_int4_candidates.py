@@ -36,7 +36,9 @@ the scale and zero once per group and row. They differ in how the bytes are kept
   Expected 10-20% under the solution at 8192 x 8192; measured on an H200 on 2026-11-29 (results/runs/
   2026-11-29-h200-twenty-ninth-session/call1-int4-tune): 2-3x slower in every configuration (do_bench
   20.6-35.1 us at 4096 x 4096 against the solution's 9.8-11.1, 63.2-67.7 us at 8192 x 8192 against
-  19.7-22.0). Not yet explained (no counters taken).
+  19.7-22.0). Not explained by a measurement (no counters taken); what its PTX shows (Triton 3.6,
+  sm_90, BLOCK_N=32, 8 groups, 4 stages, 8 warps): 16-byte cp.async copies in, but the staged words
+  read back from shared memory by 130 scalar 32-bit loads (ld.shared.b32) against 4 vector ones.
 - loop: the reference solution's kernel before 2026-11-27 (a step's loads issued after the previous
   step's arithmetic), kept to compare with the prefetch design the solution now uses.
 - prefetch_pdl: prefetch with programmatic dependent launch (sm_90+, launch_pdl=True): a program
