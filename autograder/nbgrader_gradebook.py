@@ -16,7 +16,7 @@ def write_gradebook(out: Path, db_url: str, assignment: str, log=print) -> int:
     A notebook with a TAMPERED row keeps its cells marked for a look. Returns the cells written."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    from .nbgrader_plugin import graded_call
+    from .graded_calls import graded_call
 
     written = 0
     with Gradebook(db_url) as gb:

@@ -17,10 +17,8 @@ and the points as the cell's result. A graded cell that is not exactly one grade
 
 from __future__ import annotations
 
-import ast
 import base64
 import os
-from dataclasses import dataclass
 
 from nbformat.v4 import new_output
 from nbgrader import utils
@@ -28,9 +26,9 @@ from nbgrader.converters import Autograde
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor, SaveAutoGrades
 
 from . import grading, osguard, registry, report, source, validate_cells, verdict
+from .graded_calls import GradedCall, graded_call
 from .notebooks import grade_exercise
 
-PARTS = {"grade": ("all", "points"), "grade_correctness": ("correctness", "correctness_points"), "grade_speed": ("speed", "speed_points")}
 HEADING = "Graded by the instructor's grader from this notebook's source, in a fresh process; nothing run in the notebook's kernel counts."
 CHANGED = (
     "This graded cell was changed: a graded cell of this course is exactly one call such as "
@@ -38,36 +36,6 @@ CHANGED = (
 )
 # nbclient skips cells with this tag (NotebookClient.skip_cells_with_tag, left at its default).
 SKIP_TAG = "skip-execution"
-
-
-@dataclass(frozen=True)
-class GradedCall:
-    problem: str
-    entry: str
-    part: str
-    points_key: str
-
-
-def graded_call(cell_source: str) -> GradedCall | None:
-    """The one call ``autograder.<grade|grade_correctness|grade_speed>("<problem>", <function>)``
-    that a graded cell consists of (comments aside), or None for anything else."""
-    try:
-        tree = ast.parse(cell_source)
-    except SyntaxError:
-        return None
-    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
-        return None
-    call = tree.body[0].value
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in PARTS):
-        return None
-    if not (isinstance(call.func.value, ast.Name) and call.func.value.id == "autograder"):
-        return None
-    if call.keywords or len(call.args) != 2:
-        return None
-    name, fn = call.args
-    if not (isinstance(name, ast.Constant) and isinstance(name.value, str) and isinstance(fn, ast.Name)):
-        return None
-    return GradedCall(name.value, fn.id, *PARTS[call.func.attr])
 
 
 def _graded(cell) -> bool:

@@ -109,11 +109,12 @@ def _points(cell) -> float:
 
 def wrong_points(notebook) -> list[str]:
     """Graded grader calls whose points are not their problem's (whatever notebook they are in)."""
-    from . import nbgrader_plugin, registry
+    from . import registry
+    from .graded_calls import graded_call
 
     lines = []
     for cell in notebook.cells:
-        call = nbgrader_plugin.graded_call(cell.source) if cell.cell_type == "code" and utils.is_grade(cell) else None
+        call = graded_call(cell.source) if cell.cell_type == "code" and utils.is_grade(cell) else None
         if call is None:
             continue
         try:
