@@ -90,6 +90,17 @@ def _step(packed, x, s, z, shift, bit, x_scale,
 
 
 @triton.jit
+def _nibble_unpacking():
+    """The 8 nibbles of a word: their index i, and for each the shift, the bit and x's prescale.
+    Nibble i, left in place (bits 4i..4i+3; nibbles 6 and 7 moved down 8 bits out of the exponent),
+    read as a float32 is q * 2^(bit - 149); x times 2^(85 - bit) makes every product q x 2^-64."""
+    i = tl.arange(0, 8)
+    shift = 8 * (i // 6)
+    bit = 4 * i - shift
+    return i, shift, bit, ((127 + 85 - bit) << 23).to(tl.float32, bitcast=True)
+
+
+@triton.jit
 def _row_block_dot(
     x_row, w_ptr, scale_ptr, zero_ptr, rows, g_start, g_end,
     stride_wn, stride_sn, stride_zn,
@@ -103,12 +114,7 @@ def _row_block_dot(
     BLOCK_W: tl.constexpr = GROUPS_PER_STEP * WORDS
     offs_w = tl.arange(0, BLOCK_W)
     steps = tl.arange(0, GROUPS_PER_STEP)
-    i = tl.arange(0, 8)
-    # Nibble i, left in place (bits 4i..4i+3; nibbles 6 and 7 moved down 8 bits out of the exponent),
-    # read as a float32 is q * 2^(bit - 149); x times 2^(85 - bit) makes every product q x 2^-64.
-    shift = 8 * (i // 6)
-    bit = 4 * i - shift
-    x_scale = ((127 + 85 - bit) << 23).to(tl.float32, bitcast=True)
+    i, shift, bit, x_scale = _nibble_unpacking()
     w_rows = w_ptr + rows[:, None, None] * stride_wn
     s_rows = scale_ptr + rows[:, None] * stride_sn
     z_rows = zero_ptr + rows[:, None] * stride_zn
@@ -155,10 +161,7 @@ def _row_block_dot_deep(
     BLOCK_W: tl.constexpr = GROUPS_PER_STEP * WORDS
     offs_w = tl.arange(0, BLOCK_W)
     steps = tl.arange(0, GROUPS_PER_STEP)
-    i = tl.arange(0, 8)
-    shift = 8 * (i // 6)
-    bit = 4 * i - shift
-    x_scale = ((127 + 85 - bit) << 23).to(tl.float32, bitcast=True)
+    i, shift, bit, x_scale = _nibble_unpacking()
     w_rows = w_ptr + rows[:, None, None] * stride_wn
     s_rows = scale_ptr + rows[:, None] * stride_sn
     z_rows = zero_ptr + rows[:, None] * stride_zn
@@ -225,10 +228,7 @@ def pipelined_kernel(
     rows = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
     offs_w = tl.arange(0, BLOCK_W)
     steps = tl.arange(0, GROUPS_PER_STEP)
-    i = tl.arange(0, 8)
-    shift = 8 * (i // 6)
-    bit = 4 * i - shift
-    x_scale = ((127 + 85 - bit) << 23).to(tl.float32, bitcast=True)
+    i, shift, bit, x_scale = _nibble_unpacking()
     num_groups = K // GROUP
     w_rows = w_ptr + rows[:, None] * stride_wn
     x_row = x_ptr + b * stride_xb
