@@ -145,7 +145,8 @@ def missing_graded_cells(notebook, path: Path | None) -> list[str]:
     ]
     if released is None and not present:
         lines.append("this notebook has no graded cells and is no copy of a notebook the course released: there is nothing to validate")
-    return lines + wrong_points(notebook)
+    said = {line.split(":")[0] for line in lines}
+    return lines + [line for line in wrong_points(notebook) if line.split(":")[0] not in said]
 
 
 class CurrentSchemaOnly(NbGraderPreprocessor):

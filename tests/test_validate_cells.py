@@ -56,8 +56,11 @@ def test_graded_cells_whose_points_were_lowered_are_caught(points):
     for cell in _graded(notebook):
         cell.metadata.nbgrader["points"] = points
     missing = validate_cells.missing_graded_cells(notebook, RELEASED)
-    assert [line.split(":")[0] for line in missing] == ["vector_add_correctness", "vector_add_speed"] * 2, missing
-    assert "is worth 2 points, not" in missing[2]
+    assert [line.split(":")[0] for line in missing] == ["vector_add_correctness", "vector_add_speed"], missing
+    assert "not worth its 2 points" in missing[0]
+    # In a copy the course cannot place, the problem's own points still hold.
+    assert [line.split(":")[0] for line in validate_cells.wrong_points(notebook)] == ["vector_add_correctness", "vector_add_speed"]
+    assert "is worth 2 points, not" in validate_cells.wrong_points(notebook)[0]
 
 
 def _stripped() -> nbformat.NotebookNode:
