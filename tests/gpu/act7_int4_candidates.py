@@ -101,10 +101,49 @@ def _nibble_unpacking():
 
 
 @triton.jit
+def _prefetch_l2(ptrs, nbytes, wanted):
+    """Ask L2 to fetch nbytes (a multiple of 16) from each address of ptrs (16-byte aligned) where
+    wanted is nonzero: one cp.async.bulk.prefetch.L2 (sm_90+) per element. Nothing comes back to
+    the SM, so no register waits for these bytes: the copy engine keeps them in flight."""
+    tl.inline_asm_elementwise(
+        "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.bulk.prefetch.L2.global [$1], $2; mov.u32 $0, 0; }",
+        "=r,l,r,r", [ptrs, nbytes, wanted], dtype=tl.int32, is_pure=False, pack=1)
+
+
+@triton.jit
+def _prefetch_line_l2(ptrs, wanted):
+    """prefetch.global.L2: the line holding each address of ptrs, where wanted is nonzero."""
+    tl.inline_asm_elementwise(
+        "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p prefetch.global.L2 [$1]; mov.u32 $0, 0; }",
+        "=r,l,r", [ptrs, wanted], dtype=tl.int32, is_pure=False, pack=1)
+
+
+@triton.jit
+def _prefetch_step_l2(w_ptr, scale_ptr, zero_ptr, rows, g, g_end, stride_wn, stride_sn, stride_zn,
+                      GROUP: tl.constexpr, GROUPS_PER_STEP: tl.constexpr, CHUNKS: tl.constexpr):
+    """The weights of groups [g, g + GROUPS_PER_STEP) of every row into L2, CHUNKS bulk prefetches a
+    row (fewer, larger requests against one per thread), and the lines of their scales and zeros."""
+    WORDS: tl.constexpr = GROUP // 8
+    CHUNK_WORDS: tl.constexpr = GROUPS_PER_STEP * WORDS // CHUNKS
+    chunk = tl.arange(0, CHUNKS)
+    first = g * WORDS + chunk * CHUNK_WORDS
+    left = g_end * WORDS - first
+    nbytes = tl.minimum(left, CHUNK_WORDS) * 4
+    _prefetch_l2(w_ptr + rows[:, None] * stride_wn + first[None, :], tl.broadcast_to(nbytes[None, :], (rows.shape[0], CHUNKS)),
+                 tl.broadcast_to((left > 0).to(tl.int32)[None, :], (rows.shape[0], CHUNKS)))
+    last = tl.minimum(g + GROUPS_PER_STEP, g_end) - 1
+    ends = tl.where(tl.arange(0, 2) == 0, g, last)
+    wanted = tl.broadcast_to((g < g_end).to(tl.int32), (rows.shape[0], 2))
+    _prefetch_line_l2(scale_ptr + rows[:, None] * stride_sn + ends[None, :], wanted)
+    _prefetch_line_l2(zero_ptr + rows[:, None] * stride_zn + ends[None, :], wanted)
+
+
+@triton.jit
 def _row_block_dot(
     x_row, w_ptr, scale_ptr, zero_ptr, rows, g_start, g_end,
     stride_wn, stride_sn, stride_zn,
     GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr, PDL: tl.constexpr = False,
+    L2_AHEAD: tl.constexpr = 0, CHUNKS: tl.constexpr = 1,
 ):
     """sum over groups [g_start, g_end) of x . W[rows] for one batch row (x_row points at it), as a
     (BLOCK_N, GROUPS_PER_STEP) float32 tensor to be summed over its last axis. The next step's
@@ -125,6 +164,10 @@ def _row_block_dot(
     packed = tl.load(w_rows + words[None, :, None], mask=(words < end_w)[None, :, None], other=0)
     s = tl.load(s_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0.0)
     z = tl.load(z_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0)
+    # L2_AHEAD: steps 1 to L2_AHEAD asked of L2 now, and step i + 1 + L2_AHEAD at step i.
+    for ahead in tl.static_range(1, L2_AHEAD + 1):
+        _prefetch_step_l2(w_ptr, scale_ptr, zero_ptr, rows, g_start + ahead * GROUPS_PER_STEP, g_end,
+                          stride_wn, stride_sn, stride_zn, GROUP, GROUPS_PER_STEP, CHUNKS)
     if PDL:
         # The next kernel on the stream may start once every program got here; this one waits for
         # the kernel before it to finish (its writes visible) before reading x or storing.
@@ -140,6 +183,9 @@ def _row_block_dot(
         x_next = tl.load(x_row + 8 * words_next[:, None] + i[None, :], mask=(words_next < end_w)[:, None], other=0.0)
         s_next = tl.load(s_rows + groups_next[None, :], mask=(groups_next < g_end)[None, :], other=0.0)
         z_next = tl.load(z_rows + groups_next[None, :], mask=(groups_next < g_end)[None, :], other=0)
+        if L2_AHEAD > 0:
+            _prefetch_step_l2(w_ptr, scale_ptr, zero_ptr, rows, g0 + (1 + L2_AHEAD) * GROUPS_PER_STEP, g_end,
+                              stride_wn, stride_sn, stride_zn, GROUP, GROUPS_PER_STEP, CHUNKS)
 
         acc += _step(packed, x, s, z, shift, bit, x_scale, GROUP, BLOCK_N, GROUPS_PER_STEP)
 
@@ -209,6 +255,25 @@ def prefetch_kernel(
     rows = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
     acc = _row_block_dot(x_ptr + b * stride_xb, w_ptr, scale_ptr, zero_ptr, rows, 0, K // GROUP,
                          stride_wn, stride_sn, stride_zn, GROUP, BLOCK_N, GROUPS_PER_STEP, PDL)
+    out_rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(out_ptr + b * stride_ob + out_rows, tl.sum(acc, axis=1).to(tl.bfloat16), mask=out_rows < N)
+
+
+@triton.jit(do_not_specialize=["B"])
+def l2_prefetch_kernel(
+    x_ptr, w_ptr, scale_ptr, zero_ptr, out_ptr,
+    B, N, K,
+    stride_xb, stride_wn, stride_sn, stride_zn, stride_ob,
+    GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr, L2_AHEAD: tl.constexpr, CHUNKS: tl.constexpr,
+    PDL: tl.constexpr = False,
+):
+    """prefetch, and L2_AHEAD more steps of the program's weights (with their scales' and zeros'
+    lines) asked of L2 by bulk prefetches: in flight without registers."""
+    b = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rows = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    acc = _row_block_dot(x_ptr + b * stride_xb, w_ptr, scale_ptr, zero_ptr, rows, 0, K // GROUP,
+                         stride_wn, stride_sn, stride_zn, GROUP, BLOCK_N, GROUPS_PER_STEP, PDL, L2_AHEAD, CHUNKS)
     out_rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     tl.store(out_ptr + b * stride_ob + out_rows, tl.sum(acc, axis=1).to(tl.bfloat16), mask=out_rows < N)
 
@@ -513,6 +578,31 @@ def int4_gemv_splitk_two_pass(x, w_packed, scale, zero, config=None):
     return out
 
 
+def int4_gemv_l2_prefetch(x, w_packed, scale, zero, config=None):
+    """l2_prefetch_kernel with programmatic dependent launch, on sm_90 and newer where the packed
+    weights are 16-byte aligned (what cp.async.bulk.prefetch asks); elsewhere (and under the
+    interpreter, which has no inline assembly) the prefetch design it extends."""
+    import torch
+
+    config = config or {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "L2_AHEAD": 4, "CHUNKS": 8, "num_warps": 8}
+    batch, n, k = _shape(x, w_packed)
+    words = w_packed.view(torch.int32)
+    out = torch.empty((batch, n), dtype=torch.bfloat16, device=x.device)
+    steps = _steps(config, k)
+    options = _options(config)
+    ahead = 0
+    if _pdl_ok(x) and words.data_ptr() % 16 == 0:
+        options.update(PDL=True, launch_pdl=True)
+        ahead = config["L2_AHEAD"]
+    l2_prefetch_kernel[(batch, triton.cdiv(n, config["BLOCK_N"]))](
+        x, words, scale, zero, out, batch, n, k,
+        x.stride(0), words.stride(0), scale.stride(0), zero.stride(0), out.stride(0),
+        GROUP=128, BLOCK_N=config["BLOCK_N"], GROUPS_PER_STEP=steps, L2_AHEAD=ahead,
+        CHUNKS=min(config["CHUNKS"], 4 * steps), **options,
+    )
+    return out
+
+
 def int4_gemv_pipelined(x, w_packed, scale, zero, config=None, pdl=False):
     import torch
 
@@ -536,6 +626,7 @@ def int4_gemv_pipelined_pdl(x, w_packed, scale, zero, config=None):
 
 
 LAUNCHERS = {
+    "l2_prefetch": int4_gemv_l2_prefetch,
     "pipelined": int4_gemv_pipelined,
     "pipelined_pdl": int4_gemv_pipelined_pdl,
     "loop": int4_gemv_loop,

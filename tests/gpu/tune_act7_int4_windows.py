@@ -170,6 +170,24 @@ PIPELINED_CONFIGS = [
 ]
 
 
+# Bulk prefetches into L2 (sm_90+): L2_AHEAD steps past the one in registers asked for, CHUNKS
+# requests a row and step (num_warps x 32 / BLOCK_N of them: one per thread, none repeated; 1: one
+# request a row, repeated by the threads that share the row). At 8192 a row is 64 groups: 8 steps of
+# 8 groups, so L2_AHEAD=7 asks for the whole of K at the start.
+L2_PREFETCH_CONFIGS = [
+    {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "L2_AHEAD": 2, "CHUNKS": 8, "num_warps": 8},
+    {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "L2_AHEAD": 4, "CHUNKS": 8, "num_warps": 8},
+    {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "L2_AHEAD": 7, "CHUNKS": 8, "num_warps": 8},
+    {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "L2_AHEAD": 4, "CHUNKS": 1, "num_warps": 8},
+    {"BLOCK_N": 16, "GROUPS_PER_STEP": 16, "L2_AHEAD": 1, "CHUNKS": 16, "num_warps": 8},
+    {"BLOCK_N": 16, "GROUPS_PER_STEP": 16, "L2_AHEAD": 3, "CHUNKS": 16, "num_warps": 8},
+    {"BLOCK_N": 16, "GROUPS_PER_STEP": 8, "L2_AHEAD": 4, "CHUNKS": 8, "num_warps": 4},
+    {"BLOCK_N": 32, "GROUPS_PER_STEP": 4, "L2_AHEAD": 8, "CHUNKS": 8, "num_warps": 8},
+    {"BLOCK_N": 64, "GROUPS_PER_STEP": 8, "L2_AHEAD": 2, "CHUNKS": 4, "num_warps": 8},
+    {"BLOCK_N": 16, "GROUPS_PER_STEP": 4, "L2_AHEAD": 8, "CHUNKS": 8, "num_warps": 4},
+]
+
+
 def solution_module():
     """A fresh import of the reference solution (its tuner's choices empty)."""
     from tests.gpu.probe_small_calls import solution_module as load
@@ -210,12 +228,13 @@ def designs(module) -> dict:
         "prefetch": (candidates.LAUNCHERS["prefetch"], PREFETCH_CONFIGS),
         "prefetch_pdl": (candidates.LAUNCHERS["prefetch_pdl"], solution_configs),
         "prefetch2_pdl": (candidates.LAUNCHERS["prefetch2_pdl"], PREFETCH2_PDL_CONFIGS),
+        "l2_prefetch": (candidates.LAUNCHERS["l2_prefetch"], L2_PREFETCH_CONFIGS),
         "pipelined": (candidates.LAUNCHERS["pipelined"], PIPELINED_CONFIGS),
         "pipelined_pdl": (candidates.LAUNCHERS["pipelined_pdl"], PIPELINED_CONFIGS),
     }
     if os.environ.get("TRITON_INTERPRET") == "1":
         # One small configuration each under the interpreter, as the solution's own list.
-        small = {"BLOCK_N": 4, "GROUPS_PER_STEP": 2, "STAGES": 2, "num_warps": 4}
+        small = {"BLOCK_N": 4, "GROUPS_PER_STEP": 2, "STAGES": 2, "L2_AHEAD": 1, "CHUNKS": 2, "num_warps": 4}
         found = {name: (launcher, configs if name == "solution" else [small, {**small, "BLOCK_N": 8}]) for name, (launcher, configs) in found.items()}
     return found
 
