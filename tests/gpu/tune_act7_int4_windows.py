@@ -386,6 +386,10 @@ def main() -> None:
             print(f"  {design:<13} fastest window {best['window_us']:6.2f} us {best['x_cublas']:5.2f}x ({label('', best['config']).strip()}); "
                   f"do_bench would pick {label('', by_bench['config']).strip()}: window {by_bench['window_us']:6.2f} us")
         print(f"  tuned solution {window:6.2f} us {cublas / window:5.2f}x ({label('', picked).strip()})", flush=True)
+        # The held windows' sleep after this shape (doubled wherever the host had not queued a
+        # window's calls in time) and the windows timed though the host was still behind at the cap.
+        summary["sleep_cycles"], summary["unqueued_windows"] = windows.sleep_cycles, windows.unqueued
+        print(f"  held windows: sleep {windows.sleep_cycles} cycles, {windows.unqueued} timed with calls unqueued", flush=True)
         record["summary"].append(summary)
         inputs = input_sets = expected = None
         if not SMOKE:
