@@ -42,6 +42,10 @@ class WorkerCalls:
                     raw, record = recording(self._entry(request), *args, check=self.changed_by_learner)
                 returned = time.monotonic()
                 self._returned()
+                if guard is not None:
+                    # The call's kernels may still be running: a fault of theirs (an illegal
+                    # address, a trap) surfaces here, and is the learner's, not the grader's.
+                    guard.settle()
         except BaseException as exc:  # noqa: BLE001 -- reported as this call's verdict
             return {"error": learner_code.error(exc, self.setup.get("module"))}, b""
         try:
@@ -53,7 +57,6 @@ class WorkerCalls:
             return {"aliases": aliased}, b""
         facts = {}
         if guard is not None:
-            guard.settle()
             facts["past_end"] = bool(guard.wrote_past_the_end(out))
         # Where the worker's side of a call goes (reported, never used for a grade).
         facts["worker_seconds"] = {"before": round(entered - started, 4), "function": round(returned - entered, 4), "after": round(time.monotonic() - returned, 4)}

@@ -10,7 +10,8 @@ Each file starts with comment lines: ``# expect:`` (one or more verdicts, any of
 ``# problem:`` (not in a problem folder, where the folder says it), ``# devices:`` (cpu, cuda) and
 optionally ``# entry:``, ``# timeout:``, ``# says:`` (words the verdict's message or one of its cases,
 written "passed <case>: <message>" or "failed <case>: <message>", must contain: the reason the
-grader gives, not only its verdict) and ``# speed_at_most:`` (for a cheat that must earn only
+grader gives, not only its verdict; checked on every device the case names when that is the GPU
+alone, else on the CPU only, where another reason may come first on a GPU) and ``# speed_at_most:`` (for a cheat that must earn only
 its honest speed: the speed metric, a copy fraction or a ratio to the library, may not exceed it on
 a GPU), ``# alone: yes`` for one that keeps the GPU busy beyond its own calls, or its memory growing
 with every call (the GPU run

@@ -1,7 +1,10 @@
 # expect: ERROR
 # problem: act0.saxpy
 # devices: cuda
+# says: CUDA error: an illegal memory access
 # Writes far outside its output: an illegal memory access that kills this process's CUDA context.
+# The fault surfaces when the worker waits for the call's kernels; it is the learner's ERROR, not
+# "the grader failed" (what the verdict said on every GPU run before 2026-11-29).
 import cupy as cp
 
 SOURCE = r"""
