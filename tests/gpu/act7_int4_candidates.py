@@ -39,6 +39,14 @@ the scale and zero once per group and row. They differ in how the bytes are kept
   19.7-22.0). Not explained by a measurement (no counters taken); what its PTX shows (Triton 3.6,
   sm_90, BLOCK_N=32, 8 groups, 4 stages, 8 warps): 16-byte cp.async copies in, but the staged words
   read back from shared memory by 130 scalar 32-bit loads (ld.shared.b32) against 4 vector ones.
+- l2_prefetch: prefetch, and L2_AHEAD more steps of every row's weights asked of L2 with
+  cp.async.bulk.prefetch.L2 (sm_90+, CHUNKS requests a row and step; inline PTX, since Triton has no
+  prefetch) and their scales' and zeros' lines with prefetch.global.L2: bytes in flight that hold no
+  register, so the register-bound step ahead would find its weights in L2. Expected faster at
+  8192 x 8192; measured on an H200 on 2026-11-29 (results/runs/2026-11-29-h200-thirtieth-session/
+  call2-int4-tune, held windows of 128 calls): slower in every configuration, the fastest 5.25 us at
+  4096 x 4096 and 17.58 us at 8192 x 8192 against the solution's 4.79 and 12.97 us. Not explained
+  by a measurement (no counters taken).
 - loop: the reference solution's kernel before 2026-11-27 (a step's loads issued after the previous
   step's arithmetic), kept to compare with the prefetch design the solution now uses.
 - prefetch_pdl: prefetch with programmatic dependent launch (sm_90+, launch_pdl=True): a program
