@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import sys
 import traceback
 
@@ -159,3 +160,16 @@ def error(exc: BaseException, module_path: str | None) -> dict:
         # and the library's collectives on the grader's relay (autograder.relay).
         "refused": bool(names & {"GraderImportRefused", "NotYourKernel", "LibraryCollectiveRefused"}),
     }
+
+
+# How a fault of a GPU context reads in a traceback, in PyTorch's words and in CuPy's.
+_GPU_FAULT = re.compile(r"(CUDA error: [^\n]+|cudaError\w+: [^\n]+)")
+
+
+def gpu_fault(traceback_text: str) -> str | None:
+    """The words of a worker's traceback that say its GPU context faulted (an illegal or misaligned
+    address, a trap), if they do: a fault of kernels launched in the process that runs the
+    learner's code, found by whatever waits for them next, not a failure of the grader's step that
+    happened to wait."""
+    found = _GPU_FAULT.search(traceback_text)
+    return found.group(1).strip() if found else None

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from . import noexec, osguard, rss, wire
+from . import learner_code, noexec, osguard, rss, wire
 from .channel import one_way
 from .netns import launch
 from .wire import WorkerGone
@@ -177,6 +177,9 @@ class Session:
             raise WorkerGone("REJECT", f"your code reached for or changed what reports on your calls in its process ({header['tampered']}): write a kernel, not a patch of the grader")
         if "worker_error" in header:
             lines = str(header["worker_error"]).strip().splitlines()
+            fault = learner_code.gpu_fault(str(header["worker_error"]))
+            if fault:
+                raise WorkerGone("ERROR", f"a kernel in the process running your code faulted on the GPU (seen while {doing}): {fault}: a load or store outside its tensors is the usual cause")
             raise WorkerGone("ERROR", f"the grader failed in the worker while {doing}: {lines[-1] if lines else ''}")
         return header, payload
 
