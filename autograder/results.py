@@ -9,6 +9,7 @@ MyST's own substitutions do not reach a directive's path.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 from pathlib import Path
@@ -33,6 +34,22 @@ def this_gpu() -> str:
     import torch
 
     return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
+
+
+# What decides a verdict: the grader's package and the adversarial suite (its cases and expectations).
+GRADER_FOLDERS = ("autograder", "tests/adversarial")
+
+
+def grader_digest(root: Path = RESULTS_DIR.parent) -> str:
+    """sha256 of every file under GRADER_FOLDERS (path and bytes, compiled caches left out): GPU
+    runs of different calls, sessions or commits that record the same digest graded with the same
+    grader, so shards of the adversarial suite run apart add up to one run of the whole suite."""
+    digest = hashlib.sha256()
+    for folder in GRADER_FOLDERS:
+        for path in sorted((root / folder).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+                digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
 
 
 def latest_run(what: str = BENCHMARK, runs_dir: Path = RUNS_DIR) -> Path:

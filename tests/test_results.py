@@ -71,3 +71,19 @@ def test_the_latest_benchmark_holds_every_file_the_book_takes_from_it():
     assert {"act0.md", "act1.md", "act4.md"} <= wanted, f"the pages no longer take the act tables from the latest run: {sorted(wanted)}"
     missing = sorted(name for name in wanted if not (latest / name).is_file())
     assert not missing, f"{latest.name} lacks files the book shows: {missing}"
+
+
+def test_the_grader_digest_follows_the_graders_files_only(tmp_path):
+    for folder in results.GRADER_FOLDERS:
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "a.py").write_text("x = 1\n")
+    first = results.grader_digest(tmp_path)
+    (tmp_path / "autograder" / "__pycache__").mkdir()
+    (tmp_path / "autograder" / "__pycache__" / "a.cpython-312.pyc").write_bytes(b"compiled")
+    (tmp_path / "book.md").write_text("prose")
+    assert results.grader_digest(tmp_path) == first
+    (tmp_path / "tests" / "adversarial" / "a.py").write_text("x = 2\n")
+    assert results.grader_digest(tmp_path) != first
+    (tmp_path / "tests" / "adversarial" / "a.py").write_text("x = 1\n")
+    (tmp_path / "autograder" / "a.py").rename(tmp_path / "autograder" / "b.py")
+    assert results.grader_digest(tmp_path) != first

@@ -44,7 +44,8 @@ step() {
 
 # Re-packed after every step, so a step cut off by a time limit still leaves the earlier results.
 pack() {
-  "$PY" -c "import json,sys,torch,triton; print(json.dumps({'device': torch.cuda.get_device_name(0), 'torch': torch.__version__, 'triton': triton.__version__, 'python': sys.version.split()[0]}))" > "$RUN/device.json" 2>/dev/null
+  # grader: autograder.results.grader_digest(), the same for runs graded by the same grader and suite.
+  "$PY" -c "import json,sys,torch,triton; from autograder import results; print(json.dumps({'device': torch.cuda.get_device_name(0), 'torch': torch.__version__, 'triton': triton.__version__, 'python': sys.version.split()[0], 'grader': results.grader_digest()}))" > "$RUN/device.json" 2>/dev/null
   date -u +%Y-%m-%dT%H:%M:%SZ > "$RUN/date.txt"
   # One pack at a time (the step's packer may still be in one as the step ends): each reads the
   # folder as it is when it gets the lock, so the last one written holds the most.
