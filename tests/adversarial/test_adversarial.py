@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 
 import pytest
 
@@ -93,8 +94,9 @@ def _check_reason(case, result: dict) -> None:
 
 
 def _check_gpu_verdict(case) -> None:
+    started = time.monotonic()
     result = _grade(case, "cuda")
-    _keep_verdict(case, result)
+    _keep_verdict(case, result, time.monotonic() - started)
     assert result["status"] in case.expect, _explain(result)
     if "cpu" not in case.devices:
         _check_reason(case, result)
@@ -107,7 +109,7 @@ def _check_gpu_verdict(case) -> None:
             assert result["speed_metric"]["value"] <= case.speed_at_most, result["speed_metric"]
 
 
-def _keep_verdict(case, result) -> None:
+def _keep_verdict(case, result, seconds: float) -> None:
     """In the GPU run ($GPU_OUT set), each verdict and what it said is written as soon as it is known:
     a step cut off by its time limit prints no failure details, and the verdicts are read after."""
     out = os.environ.get("GPU_OUT")
@@ -117,7 +119,8 @@ def _keep_verdict(case, result) -> None:
         # What the speed was made of (each size's times, what was charged more, the windows), so a
         # verdict off by its speed is diagnosed from the record alone.
         speed = [{key: row.get(key) for key in ("size", "candidate", "library", "ratio", "calls_per_window", "charged_more", "segments_us", "unqueued_windows")} for row in result.get("speed") or []]
-        timing = {"speed_metric": result.get("speed_metric"), "graph": result.get("graph"), "speed": speed}
+        # seconds: the grading's wall time beside the others of its step (where a shard's time goes).
+        timing = {"seconds": round(seconds, 1), "speed_metric": result.get("speed_metric"), "graph": result.get("graph"), "speed": speed}
         with open(os.path.join(folder, f"{case.name.replace('/', '--')}.txt"), "w") as record:
             record.write(f"expected {' or '.join(case.expect)}\n{_explain(result)}\n{json.dumps(timing, default=str)}\n")
 
