@@ -229,6 +229,9 @@ def designs(module) -> dict:
         "prefetch_pdl": (candidates.LAUNCHERS["prefetch_pdl"], solution_configs),
         "prefetch2_pdl": (candidates.LAUNCHERS["prefetch2_pdl"], PREFETCH2_PDL_CONFIGS),
         "l2_prefetch": (candidates.LAUNCHERS["l2_prefetch"], L2_PREFETCH_CONFIGS),
+        # Fewer instructions a weight (the candidates' notes): the solution's list.
+        "unrolled_pdl": (candidates.LAUNCHERS["unrolled_pdl"], solution_configs),
+        "flat_pdl": (candidates.LAUNCHERS["flat_pdl"], solution_configs),
         "pipelined": (candidates.LAUNCHERS["pipelined"], PIPELINED_CONFIGS),
         "pipelined_pdl": (candidates.LAUNCHERS["pipelined_pdl"], PIPELINED_CONFIGS),
     }
