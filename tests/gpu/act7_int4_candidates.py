@@ -254,13 +254,26 @@ def _row_block_dot_deep(
 def _load_step(x_row, w_rows, s_rows, z_rows, g, g_end, offs_w, steps, i,
                WORDS: tl.constexpr, GROUPS_PER_STEP: tl.constexpr):
     """The weights, x, scales and zeros of groups [g, g + GROUPS_PER_STEP), zeros past g_end."""
+    packed, s, z = _load_weights(w_rows, s_rows, z_rows, g, g_end, offs_w, steps, WORDS)
+    return packed, _load_x(x_row, g, g_end, offs_w, i, WORDS), s, z
+
+
+@triton.jit
+def _load_weights(w_rows, s_rows, z_rows, g, g_end, offs_w, steps, WORDS: tl.constexpr):
+    """The packed words, scales and zeros of the step starting at group g (no kernel writes them)."""
     words = g * WORDS + offs_w
     groups = g + steps
     packed = tl.load(w_rows + words[None, :, None], mask=(words < g_end * WORDS)[None, :, None], other=0)
-    x = tl.load(x_row + 8 * words[:, None] + i[None, :], mask=(words < g_end * WORDS)[:, None], other=0.0)
     s = tl.load(s_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0.0)
     z = tl.load(z_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0)
-    return packed, x, s, z
+    return packed, s, z
+
+
+@triton.jit
+def _load_x(x_row, g, g_end, offs_w, i, WORDS: tl.constexpr):
+    """x's 8 elements of each word of the step starting at group g (the kernel before writes x)."""
+    words = g * WORDS + offs_w
+    return tl.load(x_row + 8 * words[:, None] + i[None, :], mask=(words < g_end * WORDS)[:, None], other=0.0)
 
 
 @triton.jit
@@ -273,8 +286,8 @@ def _row_block_dot_unrolled(
     loaded in place: the rotation of the next step's registers into the current ones goes away
     (Triton 3.6, sm_90, BLOCK_N=32, 8 groups, 8 warps: 3.75 SASS instructions a weight in the loop
     against 3.93). Past g_end every load is masked to zero (scale 0), so an odd number of steps adds
-    nothing wrong. PDL: the wait comes after the first step's loads (x among them: a decoder's x is
-    written by the kernel before, so this is right only for independent calls; a timing probe)."""
+    nothing wrong. PDL: as _row_block_dot, the first step's weights, scales and zeros before the
+    wait, x after it."""
     WORDS: tl.constexpr = GROUP // 8
     offs_w = tl.arange(0, GROUPS_PER_STEP * WORDS)
     steps = tl.arange(0, GROUPS_PER_STEP)
@@ -282,10 +295,11 @@ def _row_block_dot_unrolled(
     w_rows = w_ptr + rows[:, None, None] * stride_wn
     s_rows = scale_ptr + rows[:, None] * stride_sn
     z_rows = zero_ptr + rows[:, None] * stride_zn
-    packed0, x0, s0, z0 = _load_step(x_row, w_rows, s_rows, z_rows, g_start, g_end, offs_w, steps, i, WORDS, GROUPS_PER_STEP)
+    packed0, s0, z0 = _load_weights(w_rows, s_rows, z_rows, g_start, g_end, offs_w, steps, WORDS)
     if PDL:
         gdc_launch_dependents()
         gdc_wait()
+    x0 = _load_x(x_row, g_start, g_end, offs_w, i, WORDS)
     acc = tl.zeros((BLOCK_N, GROUPS_PER_STEP), dtype=tl.float32)
     for g0 in range(g_start, g_end, 2 * GROUPS_PER_STEP):
         packed1, x1, s1, z1 = _load_step(x_row, w_rows, s_rows, z_rows, g0 + GROUPS_PER_STEP, g_end, offs_w, steps, i, WORDS, GROUPS_PER_STEP)
