@@ -45,6 +45,7 @@ FLASH = [
     ("tma_2cta", {"TMA": 1}, (128, 64, 8, 2, 128), 128), ("tma_2cta", {"TMA": 1}, (64, 64, 4, 2), 128),
     ("pointer_2cta", {}, (128, 64, 8, 2, 128), 128), ("pointer_2cta", {}, (128, 64, 8, 2, 128), 64), ("pointer", {}, (128, 64, 8, 2), 128),
     ("lazy", {"LAZY": True}, (128, 64, 8, 3), 128), ("overlap", {"OVERLAP": True}, (128, 64, 8, 2), 128), ("wide", {}, (256, 64, 16, 2), 128),
+    ("tma_2cta_poly2", {"TMA": 1, "POLY": 2}, (128, 64, 8, 2, 128), 128),
 ]
 EPILOGUES = {"exp_div": 0, "tanh_approx": 1, "exp2_folded": 2, "tanh_folded": 3, "bias_only": 4}
 
@@ -86,18 +87,21 @@ def resources(binary, name: str) -> tuple[str, str]:
 
 
 def flash() -> None:
-    module = lifted("tune_act4_flash.py", {"kv_loop", "online_softmax_step", "kv_loop_overlap", "attention_fwd"})
+    module = lifted("tune_act4_flash.py", {"kv_loop", "online_softmax_step", "exp2_poly", "exp2_shared", "kv_loop_overlap", "attention_fwd"})
     types = {"q_ptr": "*bf16", "k_ptr": "*bf16", "v_ptr": "*bf16", "out_ptr": "*bf16", "qk_scale": "fp32", "H": "i32", "S": "i32"}
     types.update({f"stride_{t}{d}": "i32" for t in "qkvo" for d in "bhs"})
     print(f"attention_fwd for sm_90, Triton {triton.__version__}, non-causal (registers a thread, spill stack in bytes, shared memory)")
     for design, switches, config, head_dim in FLASH:
         constants = {"HEAD_DIM": head_dim, "CAUSAL": False, "BLOCK_M": config[0], "BLOCK_N": config[1],
-                     "TMA": 0, "WARP_SPEC": False, "LAZY": False, "OVERLAP": False, **switches}
+                     "TMA": 0, "WARP_SPEC": False, "LAZY": False, "OVERLAP": False, "POLY": 0, **switches}
         options = {"num_warps": config[2], "num_stages": config[3], **({"maxnreg": config[4]} if len(config) > 4 else {})}
         binary = compiled(module.attention_fwd, types, constants, options)
-        usage, _ = resources(binary, design)
+        usage, sass = resources(binary, design)
         waits = sorted(set(re.findall(r"wgmma.wait_group.sync.aligned (\d+)", binary.asm["ptx"])))
-        print(f"  {design:9} {config!s:22} D={head_dim:<4} {usage:18} shared {binary.metadata.shared:>7,} B  wgmma waits for {waits}")
+        # Exponentials on the MUFU and layout changes through shared memory, in the whole kernel.
+        exps, converts = sass.count("MUFU.EX2"), binary.asm["ttgir"].count("ttg.convert_layout")
+        print(f"  {design:9} {config!s:22} D={head_dim:<4} {usage:18} shared {binary.metadata.shared:>7,} B  wgmma waits for {waits}; "
+              f"{exps} MUFU.EX2, {converts} layout changes")
 
 
 def flash_solution() -> None:
