@@ -150,9 +150,11 @@ def error(exc: BaseException, module_path: str | None) -> dict:
     frames = traceback.extract_tb(exc.__traceback__)
     first = next((i for i, f in enumerate(frames) if module_path and f.filename == module_path), 0)
     text = "".join(traceback.format_list(frames[first:]) + traceback.format_exception_only(type(exc), exc))
+    fault = gpu_fault(str(exc))
     return {
         "type": type(exc).__name__,
-        "message": str(exc)[:2000],
+        # A GPU fault's own text runs to several lines of CUDA's advice: its first line, and ours.
+        "message": f"{fault}: {FAULT_HINT}" if fault else str(exc)[:2000],
         "traceback": text[-6000:],
         "compile": bool(names & COMPILE_ERRORS),
         "out_of_bounds": "OutOfBoundsAccess" in names,
@@ -162,6 +164,9 @@ def error(exc: BaseException, module_path: str | None) -> dict:
     }
 
 
+# What a learner can do about a fault of the GPU context (bounds.out_of_bounds says it for the CPU).
+FAULT_HINT = ("a load or store of your kernel outside its tensors is the usual cause; graded on the CPU "
+              "(AUTOGRADER_DEVICE=cpu), a Triton kernel's first such access is named, with its program id")
 # How a fault of a GPU context reads in a traceback, in PyTorch's words and in CuPy's.
 _GPU_FAULT = re.compile(r"(CUDA error: [^\n]+|cudaError\w+: [^\n]+)")
 

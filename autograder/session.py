@@ -179,7 +179,7 @@ class Session:
             lines = str(header["worker_error"]).strip().splitlines()
             fault = learner_code.gpu_fault(str(header["worker_error"]))
             if fault:
-                raise WorkerGone("ERROR", f"a kernel in the process running your code faulted on the GPU (seen while {doing}): {fault}: a load or store outside its tensors is the usual cause")
+                raise WorkerGone("ERROR", f"a kernel in the process running your code faulted on the GPU (seen while {doing}): {fault}: {learner_code.FAULT_HINT}")
             raise WorkerGone("ERROR", f"the grader failed in the worker while {doing}: {lines[-1] if lines else ''}")
         return header, payload
 

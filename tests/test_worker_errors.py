@@ -29,6 +29,14 @@ def test_the_fault_is_found_in_pytorchs_and_cupys_words():
     assert learner_code.gpu_fault("Traceback ...\nValueError: the output's description does not fit\n") is None
 
 
+def test_a_fault_the_learners_call_raises_is_told_in_one_line_with_what_to_do():
+    message = "CUDA error: an illegal memory access was encountered\nSearch for `cudaErrorIllegalAddress' in https://docs.nvidia.com\nCompile with `TORCH_USE_CUDA_DSA`"
+    error = learner_code.error(RuntimeError(message), None)
+    assert error["message"] == f"CUDA error: an illegal memory access was encountered: {learner_code.FAULT_HINT}"
+    assert "AUTOGRADER_DEVICE=cpu" in error["message"]
+    assert learner_code.error(ValueError("not a fault"), None)["message"] == "not a fault"
+
+
 def _answer(monkeypatch, worker_error: str) -> WorkerGone:
     session = object.__new__(Session)
     session._from_worker, session._signatures = -1, None
