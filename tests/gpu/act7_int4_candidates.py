@@ -147,6 +147,32 @@ def _prefetch_step_l2(w_ptr, scale_ptr, zero_ptr, rows, g, g_end, stride_wn, str
 
 
 @triton.jit
+def _load_step(x_row, w_rows, s_rows, z_rows, g, g_end, offs_w, steps, i,
+               WORDS: tl.constexpr, GROUPS_PER_STEP: tl.constexpr):
+    """The weights, x, scales and zeros of groups [g, g + GROUPS_PER_STEP), zeros past g_end."""
+    packed, s, z = _load_weights(w_rows, s_rows, z_rows, g, g_end, offs_w, steps, WORDS)
+    return packed, _load_x(x_row, g, g_end, offs_w, i, WORDS), s, z
+
+
+@triton.jit
+def _load_weights(w_rows, s_rows, z_rows, g, g_end, offs_w, steps, WORDS: tl.constexpr):
+    """The packed words, scales and zeros of the step starting at group g (no kernel writes them)."""
+    words = g * WORDS + offs_w
+    groups = g + steps
+    packed = tl.load(w_rows + words[None, :, None], mask=(words < g_end * WORDS)[None, :, None], other=0)
+    s = tl.load(s_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0.0)
+    z = tl.load(z_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0)
+    return packed, s, z
+
+
+@triton.jit
+def _load_x(x_row, g, g_end, offs_w, i, WORDS: tl.constexpr):
+    """x's 8 elements of each word of the step starting at group g (the kernel before writes x)."""
+    words = g * WORDS + offs_w
+    return tl.load(x_row + 8 * words[:, None] + i[None, :], mask=(words < g_end * WORDS)[:, None], other=0.0)
+
+
+@triton.jit
 def _row_block_dot(
     x_row, w_ptr, scale_ptr, zero_ptr, rows, g_start, g_end,
     stride_wn, stride_sn, stride_zn,
@@ -165,13 +191,8 @@ def _row_block_dot(
     w_rows = w_ptr + rows[:, None, None] * stride_wn
     s_rows = scale_ptr + rows[:, None] * stride_sn
     z_rows = zero_ptr + rows[:, None] * stride_zn
-    end_w = g_end * WORDS
 
-    words = g_start * WORDS + offs_w
-    groups = g_start + steps
-    packed = tl.load(w_rows + words[None, :, None], mask=(words < end_w)[None, :, None], other=0)
-    s = tl.load(s_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0.0)
-    z = tl.load(z_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0)
+    packed, s, z = _load_weights(w_rows, s_rows, z_rows, g_start, g_end, offs_w, steps, WORDS)
     # L2_AHEAD: steps 1 to L2_AHEAD asked of L2 now, and step i + 1 + L2_AHEAD at step i.
     for ahead in tl.static_range(1, L2_AHEAD + 1):
         _prefetch_step_l2(w_ptr, scale_ptr, zero_ptr, rows, g_start + ahead * GROUPS_PER_STEP, g_end,
@@ -181,16 +202,11 @@ def _row_block_dot(
         # the kernel before it to finish (its writes visible) before reading x or storing.
         gdc_launch_dependents()
         gdc_wait()
-    x = tl.load(x_row + 8 * words[:, None] + i[None, :], mask=(words < end_w)[:, None], other=0.0)
+    x = _load_x(x_row, g_start, g_end, offs_w, i, WORDS)
     acc = tl.zeros((BLOCK_N, GROUPS_PER_STEP), dtype=tl.float32)
     for g0 in range(g_start, g_end, GROUPS_PER_STEP):
         # The next step's loads first (masked off past the end: no traffic).
-        words_next = (g0 + GROUPS_PER_STEP) * WORDS + offs_w
-        groups_next = g0 + GROUPS_PER_STEP + steps
-        packed_next = tl.load(w_rows + words_next[None, :, None], mask=(words_next < end_w)[None, :, None], other=0)
-        x_next = tl.load(x_row + 8 * words_next[:, None] + i[None, :], mask=(words_next < end_w)[:, None], other=0.0)
-        s_next = tl.load(s_rows + groups_next[None, :], mask=(groups_next < g_end)[None, :], other=0.0)
-        z_next = tl.load(z_rows + groups_next[None, :], mask=(groups_next < g_end)[None, :], other=0)
+        packed_next, x_next, s_next, z_next = _load_step(x_row, w_rows, s_rows, z_rows, g0 + GROUPS_PER_STEP, g_end, offs_w, steps, i, WORDS, GROUPS_PER_STEP)
         if L2_AHEAD > 0:
             _prefetch_step_l2(w_ptr, scale_ptr, zero_ptr, rows, g0 + (1 + L2_AHEAD) * GROUPS_PER_STEP, g_end,
                               stride_wn, stride_sn, stride_zn, GROUP, GROUPS_PER_STEP, CHUNKS)
@@ -219,61 +235,20 @@ def _row_block_dot_deep(
     w_rows = w_ptr + rows[:, None, None] * stride_wn
     s_rows = scale_ptr + rows[:, None] * stride_sn
     z_rows = zero_ptr + rows[:, None] * stride_zn
-    end_w = g_end * WORDS
-
-    words = g_start * WORDS + offs_w
-    groups = g_start + steps
-    words1 = words + BLOCK_W
-    groups1 = groups + GROUPS_PER_STEP
-    packed0 = tl.load(w_rows + words[None, :, None], mask=(words < end_w)[None, :, None], other=0)
-    s0 = tl.load(s_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0.0)
-    z0 = tl.load(z_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0)
-    packed1 = tl.load(w_rows + words1[None, :, None], mask=(words1 < end_w)[None, :, None], other=0)
-    s1 = tl.load(s_rows + groups1[None, :], mask=(groups1 < g_end)[None, :], other=0.0)
-    z1 = tl.load(z_rows + groups1[None, :], mask=(groups1 < g_end)[None, :], other=0)
+    packed0, s0, z0 = _load_weights(w_rows, s_rows, z_rows, g_start, g_end, offs_w, steps, WORDS)
+    packed1, s1, z1 = _load_weights(w_rows, s_rows, z_rows, g_start + GROUPS_PER_STEP, g_end, offs_w, steps, WORDS)
     if PDL:
         gdc_launch_dependents()
         gdc_wait()
-    x0 = tl.load(x_row + 8 * words[:, None] + i[None, :], mask=(words < end_w)[:, None], other=0.0)
-    x1 = tl.load(x_row + 8 * words1[:, None] + i[None, :], mask=(words1 < end_w)[:, None], other=0.0)
+    x0 = _load_x(x_row, g_start, g_end, offs_w, i, WORDS)
+    x1 = _load_x(x_row, g_start + GROUPS_PER_STEP, g_end, offs_w, i, WORDS)
     acc = tl.zeros((BLOCK_N, GROUPS_PER_STEP), dtype=tl.float32)
     for g0 in range(g_start, g_end, GROUPS_PER_STEP):
-        words_next = (g0 + 2 * GROUPS_PER_STEP) * WORDS + offs_w
-        groups_next = g0 + 2 * GROUPS_PER_STEP + steps
-        packed2 = tl.load(w_rows + words_next[None, :, None], mask=(words_next < end_w)[None, :, None], other=0)
-        x2 = tl.load(x_row + 8 * words_next[:, None] + i[None, :], mask=(words_next < end_w)[:, None], other=0.0)
-        s2 = tl.load(s_rows + groups_next[None, :], mask=(groups_next < g_end)[None, :], other=0.0)
-        z2 = tl.load(z_rows + groups_next[None, :], mask=(groups_next < g_end)[None, :], other=0)
+        packed2, x2, s2, z2 = _load_step(x_row, w_rows, s_rows, z_rows, g0 + 2 * GROUPS_PER_STEP, g_end, offs_w, steps, i, WORDS, GROUPS_PER_STEP)
         acc += _step(packed0, x0, s0, z0, shift, bit, x_scale, GROUP, BLOCK_N, GROUPS_PER_STEP)
         packed0, x0, s0, z0 = packed1, x1, s1, z1
         packed1, x1, s1, z1 = packed2, x2, s2, z2
     return acc
-
-
-@triton.jit
-def _load_step(x_row, w_rows, s_rows, z_rows, g, g_end, offs_w, steps, i,
-               WORDS: tl.constexpr, GROUPS_PER_STEP: tl.constexpr):
-    """The weights, x, scales and zeros of groups [g, g + GROUPS_PER_STEP), zeros past g_end."""
-    packed, s, z = _load_weights(w_rows, s_rows, z_rows, g, g_end, offs_w, steps, WORDS)
-    return packed, _load_x(x_row, g, g_end, offs_w, i, WORDS), s, z
-
-
-@triton.jit
-def _load_weights(w_rows, s_rows, z_rows, g, g_end, offs_w, steps, WORDS: tl.constexpr):
-    """The packed words, scales and zeros of the step starting at group g (no kernel writes them)."""
-    words = g * WORDS + offs_w
-    groups = g + steps
-    packed = tl.load(w_rows + words[None, :, None], mask=(words < g_end * WORDS)[None, :, None], other=0)
-    s = tl.load(s_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0.0)
-    z = tl.load(z_rows + groups[None, :], mask=(groups < g_end)[None, :], other=0)
-    return packed, s, z
-
-
-@triton.jit
-def _load_x(x_row, g, g_end, offs_w, i, WORDS: tl.constexpr):
-    """x's 8 elements of each word of the step starting at group g (the kernel before writes x)."""
-    words = g * WORDS + offs_w
-    return tl.load(x_row + 8 * words[:, None] + i[None, :], mask=(words < g_end * WORDS)[:, None], other=0.0)
 
 
 @triton.jit
@@ -307,23 +282,6 @@ def _row_block_dot_unrolled(
         packed0, x0, s0, z0 = _load_step(x_row, w_rows, s_rows, z_rows, g0 + 2 * GROUPS_PER_STEP, g_end, offs_w, steps, i, WORDS, GROUPS_PER_STEP)
         acc += _step(packed1, x1, s1, z1, shift, bit, x_scale, GROUP, BLOCK_N, GROUPS_PER_STEP)
     return acc
-
-
-@triton.jit(do_not_specialize=["B"])
-def unrolled_kernel(
-    x_ptr, w_ptr, scale_ptr, zero_ptr, out_ptr,
-    B, N, K,
-    stride_xb, stride_wn, stride_sn, stride_zn, stride_ob,
-    GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr, PDL: tl.constexpr = False,
-):
-    """Program (b, pid_n): out[b, rows] for BLOCK_N rows of W, two steps an iteration."""
-    b = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    rows = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
-    acc = _row_block_dot_unrolled(x_ptr + b * stride_xb, w_ptr, scale_ptr, zero_ptr, rows, 0, K // GROUP,
-                                  stride_wn, stride_sn, stride_zn, GROUP, BLOCK_N, GROUPS_PER_STEP, PDL)
-    out_rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    tl.store(out_ptr + b * stride_ob + out_rows, tl.sum(acc, axis=1).to(tl.bfloat16), mask=out_rows < N)
 
 
 @triton.jit
@@ -395,32 +353,23 @@ def prefetch_kernel(
     B, N, K,
     stride_xb, stride_wn, stride_sn, stride_zn, stride_ob,
     GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr, PDL: tl.constexpr = False,
+    AHEAD: tl.constexpr = 1, UNROLL: tl.constexpr = False, L2_AHEAD: tl.constexpr = 0, CHUNKS: tl.constexpr = 1,
 ):
-    """Program (b, pid_n): out[b, rows] for BLOCK_N rows of W, the whole of K, loads one step ahead."""
+    """Program (b, pid_n): out[b, rows] for BLOCK_N rows of W, the whole of K, its loads AHEAD steps
+    ahead (1: _row_block_dot, 2: _row_block_dot_deep), or one ahead in an iteration of two steps
+    (UNROLL: _row_block_dot_unrolled); L2_AHEAD steps more of weights asked of L2 (_row_block_dot)."""
     b = tl.program_id(0)
     pid_n = tl.program_id(1)
     rows = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
-    acc = _row_block_dot(x_ptr + b * stride_xb, w_ptr, scale_ptr, zero_ptr, rows, 0, K // GROUP,
-                         stride_wn, stride_sn, stride_zn, GROUP, BLOCK_N, GROUPS_PER_STEP, PDL)
-    out_rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    tl.store(out_ptr + b * stride_ob + out_rows, tl.sum(acc, axis=1).to(tl.bfloat16), mask=out_rows < N)
-
-
-@triton.jit(do_not_specialize=["B"])
-def l2_prefetch_kernel(
-    x_ptr, w_ptr, scale_ptr, zero_ptr, out_ptr,
-    B, N, K,
-    stride_xb, stride_wn, stride_sn, stride_zn, stride_ob,
-    GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr, L2_AHEAD: tl.constexpr, CHUNKS: tl.constexpr,
-    PDL: tl.constexpr = False,
-):
-    """prefetch, and L2_AHEAD more steps of the program's weights (with their scales' and zeros'
-    lines) asked of L2 by bulk prefetches: in flight without registers."""
-    b = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    rows = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
-    acc = _row_block_dot(x_ptr + b * stride_xb, w_ptr, scale_ptr, zero_ptr, rows, 0, K // GROUP,
-                         stride_wn, stride_sn, stride_zn, GROUP, BLOCK_N, GROUPS_PER_STEP, PDL, L2_AHEAD, CHUNKS)
+    if UNROLL:
+        acc = _row_block_dot_unrolled(x_ptr + b * stride_xb, w_ptr, scale_ptr, zero_ptr, rows, 0, K // GROUP,
+                                      stride_wn, stride_sn, stride_zn, GROUP, BLOCK_N, GROUPS_PER_STEP, PDL)
+    elif AHEAD == 2:
+        acc = _row_block_dot_deep(x_ptr + b * stride_xb, w_ptr, scale_ptr, zero_ptr, rows, 0, K // GROUP,
+                                  stride_wn, stride_sn, stride_zn, GROUP, BLOCK_N, GROUPS_PER_STEP, PDL)
+    else:
+        acc = _row_block_dot(x_ptr + b * stride_xb, w_ptr, scale_ptr, zero_ptr, rows, 0, K // GROUP,
+                             stride_wn, stride_sn, stride_zn, GROUP, BLOCK_N, GROUPS_PER_STEP, PDL, L2_AHEAD, CHUNKS)
     out_rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     tl.store(out_ptr + b * stride_ob + out_rows, tl.sum(acc, axis=1).to(tl.bfloat16), mask=out_rows < N)
 
@@ -516,23 +465,6 @@ def loop_kernel(
         z = tl.load(zero_ptr + rows[:, None] * stride_zn + groups[None, :], mask=in_g[None, :], other=0).to(tl.float32)
         acc += s * (dots - z * x_sums[None, :])
 
-    out_rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    tl.store(out_ptr + b * stride_ob + out_rows, tl.sum(acc, axis=1).to(tl.bfloat16), mask=out_rows < N)
-
-
-@triton.jit(do_not_specialize=["B"])
-def prefetch2_kernel(
-    x_ptr, w_ptr, scale_ptr, zero_ptr, out_ptr,
-    B, N, K,
-    stride_xb, stride_wn, stride_sn, stride_zn, stride_ob,
-    GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr, PDL: tl.constexpr = False,
-):
-    """prefetch_kernel with the loads two steps ahead."""
-    b = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    rows = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
-    acc = _row_block_dot_deep(x_ptr + b * stride_xb, w_ptr, scale_ptr, zero_ptr, rows, 0, K // GROUP,
-                              stride_wn, stride_sn, stride_zn, GROUP, BLOCK_N, GROUPS_PER_STEP, PDL)
     out_rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     tl.store(out_ptr + b * stride_ob + out_rows, tl.sum(acc, axis=1).to(tl.bfloat16), mask=out_rows < N)
 
@@ -639,18 +571,21 @@ def _groups_per_split(k: int, split_k: int, groups_per_step: int) -> int:
     return triton.cdiv(triton.cdiv(k // 128, split_k), groups_per_step) * groups_per_step
 
 
-def int4_gemv_prefetch(x, w_packed, scale, zero, config=None, deep=False, pdl=False, kernel=None):
+def int4_gemv_prefetch(x, w_packed, scale, zero, config=None, deep=False, pdl=False, kernel=None, **switches):
+    """prefetch_kernel (deep: two steps ahead; switches: its other constexprs), or ``kernel`` with
+    the same arguments; pdl: programmatic dependent launch where _pdl_ok."""
     import torch
 
     config = config or {"BLOCK_N": 16, "GROUPS_PER_STEP": 16, "num_warps": 8}
     batch, n, k = _shape(x, w_packed)
     words = w_packed.view(torch.int32)
     out = torch.empty((batch, n), dtype=torch.bfloat16, device=x.device)
-    kernel = kernel or (prefetch2_kernel if deep else prefetch_kernel)
-    options = _options(config)
+    options = {**_options(config), **switches}
+    if deep:
+        options["AHEAD"] = 2
     if pdl and _pdl_ok(x):
         options.update(PDL=True, launch_pdl=True)
-    kernel[(batch, triton.cdiv(n, config["BLOCK_N"]))](
+    (kernel or prefetch_kernel)[(batch, triton.cdiv(n, config["BLOCK_N"]))](
         x, words, scale, zero, out, batch, n, k,
         x.stride(0), words.stride(0), scale.stride(0), zero.stride(0), out.stride(0),
         GROUP=128, BLOCK_N=config["BLOCK_N"], GROUPS_PER_STEP=_steps(config, k), **options,
@@ -726,32 +661,17 @@ def int4_gemv_splitk_two_pass(x, w_packed, scale, zero, config=None):
 
 
 def int4_gemv_l2_prefetch(x, w_packed, scale, zero, config=None):
-    """l2_prefetch_kernel with programmatic dependent launch, on sm_90 and newer where the packed
-    weights are 16-byte aligned (what cp.async.bulk.prefetch asks); elsewhere (and under the
-    interpreter, which has no inline assembly) the prefetch design it extends."""
-    import torch
-
+    """prefetch_kernel with L2 prefetches and programmatic dependent launch on sm_90 and newer, the
+    prefetches only where the packed weights are 16-byte aligned (what cp.async.bulk.prefetch asks;
+    the interpreter, which has no inline assembly, runs the prefetch design they extend)."""
     config = config or {"BLOCK_N": 32, "GROUPS_PER_STEP": 8, "L2_AHEAD": 4, "CHUNKS": 8, "num_warps": 8}
-    batch, n, k = _shape(x, w_packed)
-    words = w_packed.view(torch.int32)
-    out = torch.empty((batch, n), dtype=torch.bfloat16, device=x.device)
-    steps = _steps(config, k)
-    options = _options(config)
-    ahead = 0
-    if _pdl_ok(x) and words.data_ptr() % 16 == 0:
-        options.update(PDL=True, launch_pdl=True)
-        ahead = config["L2_AHEAD"]
-    l2_prefetch_kernel[(batch, triton.cdiv(n, config["BLOCK_N"]))](
-        x, words, scale, zero, out, batch, n, k,
-        x.stride(0), words.stride(0), scale.stride(0), zero.stride(0), out.stride(0),
-        GROUP=128, BLOCK_N=config["BLOCK_N"], GROUPS_PER_STEP=steps, L2_AHEAD=ahead,
-        CHUNKS=min(config["CHUNKS"], 4 * steps), **options,
-    )
-    return out
+    aligned = _pdl_ok(x) and w_packed.data_ptr() % 16 == 0
+    return int4_gemv_prefetch(x, w_packed, scale, zero, config, pdl=True, L2_AHEAD=config["L2_AHEAD"] if aligned else 0,
+                              CHUNKS=min(config["CHUNKS"], 4 * _steps(config, w_packed.shape[1] * 2)))
 
 
 def int4_gemv_unrolled_pdl(x, w_packed, scale, zero, config=None):
-    return int4_gemv_prefetch(x, w_packed, scale, zero, config, pdl=True, kernel=unrolled_kernel)
+    return int4_gemv_prefetch(x, w_packed, scale, zero, config, pdl=True, UNROLL=True)
 
 
 def int4_gemv_flat_pdl(x, w_packed, scale, zero, config=None):
