@@ -33,6 +33,10 @@ def pytest_addoption(parser):
         "--shard", default=None, metavar="I/N",
         help="run every N-th selected test from the I-th (0-based): the GPU run spreads the adversarial suite over calls and GPUs",
     )
+    parser.addoption(
+        "--cases", default=None, metavar="FILE",
+        help="run only the selected tests whose parameter id is a line of FILE, in FILE's order (tests/gpu/pending_verdicts.py writes it)",
+    )
 
 
 def pytest_collection_modifyitems(config, items):
@@ -48,6 +52,24 @@ def pytest_collection_modifyitems(config, items):
         kept = [item for position, item in enumerate(items) if position % count == index]
         config.hook.pytest_deselected(items=[item for item in items if item not in kept])
         items[:] = kept
+    listed = config.getoption("--cases")
+    if listed:
+        items[:] = listed_items(items, Path(listed).read_text().split(), config)
+
+
+def listed_items(items: list, names: list[str], config) -> list:
+    """The items whose parameter id is one of ``names``, in their order (the order xdist hands them
+    out: slowest first ends a step sooner); a name that selects nothing is a usage error, not a skip."""
+    by_id: dict[str, list] = {}
+    for item in items:
+        if hasattr(item, "callspec"):
+            by_id.setdefault(item.callspec.id, []).append(item)
+    unknown = [name for name in names if name not in by_id]
+    if unknown:
+        raise pytest.UsageError(f"--cases: no selected test has the id {', '.join(unknown[:5])}")
+    kept = [item for name in dict.fromkeys(names) for item in by_id[name]]
+    config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+    return kept
 
 
 def shard_of(text: str) -> tuple[int, int]:

@@ -1,6 +1,7 @@
-"""The GPU run's shards of the adversarial suite (``--shard I/N``, tests/conftest.py): together they
+"""The GPU run's shards of the adversarial suite (``--shard I/N`` and ``--cases FILE``, tests/conftest.py): together they
 hold every selected case once, and each holds its share of every act."""
 
+import json
 import subprocess
 import sys
 
@@ -29,3 +30,41 @@ def test_a_shard_is_an_index_below_a_count():
     for wrong in ("8/8", "-1/8", "2", "a/b"):
         with pytest.raises(pytest.UsageError):
             shard_of(wrong)
+
+
+def test_a_case_list_keeps_its_cases_in_its_order(tmp_path):
+    everything = _collected()
+    names = [line[line.index("[") + 1 : -1] for line in everything]
+    chosen = [names[5], names[0], names[-1]]
+    listed = tmp_path / "pending.txt"
+    listed.write_text("\n".join(chosen) + "\n")
+    assert [line[line.index("[") + 1 : -1] for line in _collected("--cases", str(listed))] == chosen
+
+
+def test_a_case_list_naming_no_case_is_refused(tmp_path):
+    listed = tmp_path / "pending.txt"
+    listed.write_text("constant\nno_such_case\n")
+    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-m", "gpu", "--cases", str(listed), "tests/adversarial"]
+    refused = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    assert refused.returncode == 4 and "no_such_case" in refused.stderr
+
+
+def test_pending_verdicts_counts_one_graders_archives_and_lists_the_rest_slowest_first(tmp_path):
+    from tests.adversarial.cases import cases
+
+    names = [case.name for case in cases("cuda", alone=False)]
+    graded, wrong, other_grader = names[0], names[1], names[2]
+    for folder, digest, verdicts in (("a", "d1", {graded: ("FAIL", "FAIL: wrong"), wrong: ("REJECT", "PASS: 10/10")}),
+                                     ("b", "d2", {other_grader: ("FAIL", 'FAIL: x\n{"seconds": 999.0}')})):
+        run = tmp_path / folder / "results" / "runs" / "x"
+        run.mkdir(parents=True)
+        (run / "device.json").write_text(json.dumps({"grader": digest}))
+        (tmp_path / folder / "verdicts").mkdir()
+        for name, (expected, got) in verdicts.items():
+            (tmp_path / folder / "verdicts" / (name.replace("/", "--") + ".txt")).write_text(f"expected {expected}\n{got}\n")
+    out = tmp_path / "pending.txt"
+    command = [sys.executable, "tests/gpu/pending_verdicts.py", "--digest", "d1", "--runs", str(tmp_path), "--out", str(out)]
+    report = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert f"2 of {len(names)} cases graded, 1 right" in report and f"WRONG {wrong}: PASS" in report
+    pending = out.read_text().split()
+    assert sorted(pending) == sorted(set(names) - {graded, wrong}) and pending[0] == other_grader

@@ -152,7 +152,14 @@ PER_GPU=$("$PY" -c "import torch; print(3 if torch.cuda.get_device_properties(0)
 # ADVERSARIAL_SHARD takes every N-th of them from the I-th ("I/N", tests/conftest.py): eight shards
 # of about 25 cases spread the whole suite over two calls of four GPUs; each verdict and its
 # explanation is kept in verdicts/ of the archive as soon as it is known.
-has verdicts && step pytest-adversarial-gpu timeout "${ADVERSARIAL_S:-300}" "${PYTEST[@]}" --timeout="$GRADING_S" ${ADVERSARIAL_SHARD:+--shard "$ADVERSARIAL_SHARD"} -m gpu -n $((${ADVERSARIAL_N:-$PER_GPU} * NGPU)) -v -k "test_verdict_on_gpu and (${ADVERSARIAL_K:-not nothing})" tests/adversarial
+# ADVERSARIAL_PENDING=1 grades only the cases that no archive in results/runs graded under this tree's
+# grader, the slowest first (tests/gpu/pending_verdicts.py): a whole-suite run spread over calls and
+# sessions, each call's archive committed before the next. ADVERSARIAL_CASES names such a list itself.
+if has verdicts && [ -n "${ADVERSARIAL_PENDING:-}" ]; then
+  "$PY" tests/gpu/pending_verdicts.py --out "$WORK/pending-verdicts.txt" | tee "$RUN/pending-verdicts.log"
+  ADVERSARIAL_CASES="$WORK/pending-verdicts.txt"
+fi
+has verdicts && step pytest-adversarial-gpu timeout "${ADVERSARIAL_S:-300}" "${PYTEST[@]}" --timeout="$GRADING_S" ${ADVERSARIAL_SHARD:+--shard "$ADVERSARIAL_SHARD"} ${ADVERSARIAL_CASES:+--cases "$ADVERSARIAL_CASES"} -m gpu -n $((${ADVERSARIAL_N:-$PER_GPU} * NGPU)) -v -k "test_verdict_on_gpu and (${ADVERSARIAL_K:-not nothing})" tests/adversarial
 # How many launches a stream takes behind an unwritten wait word before the host blocks
 # (tests/gpu/probe_launch_queue.py): the depth behind autograder.windows' halving of the library's calls.
 has probe && step probe-launch-queue timeout "${PROBE_S:-240}" "$PY" tests/gpu/probe_launch_queue.py "$RUN/launch-queue.json"
