@@ -58,6 +58,14 @@ the scale and zero once per group and row. They differ in how the bytes are kept
   at 4096 x 4096 and 13.31 us at 8192 x 8192 in tune_act7_int4_windows.py's windows on an H200,
   against 7.15 and 15.30 us without), with the same guard as _pdl_ok: ptxas refuses griddepcontrol
   below sm_90 and the interpreter does not implement it.
+- unrolled_pdl: prefetch_pdl with two steps an iteration, each step's registers loaded in place
+  (UNROLL). Measured on an H200 on 2026-11-29 (results/runs/2026-11-29-h200-thirty-first-session/
+  call1-int4-tune): 4.72 us at 4096 x 4096 and 12.48 us at 8192 x 8192 against the solution's 4.78
+  and 12.98 us in the same windows (2.89x and 2.84x cuBLAS). The reference solution adopted it the
+  same day as a tl.static_range(2) over its loop's body, which compiles to the same SASS (Triton
+  3.6, sm_90: the same instruction counts in the loop at 4 configurations, within two registers).
+- flat_pdl: x read once per nibble position (8 vectors of a step's words), one layout change a step
+  fewer; 4.3 SASS instructions a weight. Measured the same day: slower (5.44 and 16.81 us).
 
 What limits the bytes in flight is the register file: every program holds its next step(s) in
 registers, so with all programs resident the GPU has about N x (bytes of a row a step) x (steps
