@@ -293,6 +293,21 @@ def _row_block_dot_unrolled(
 
 
 @triton.jit
+def _program_rows(N, BLOCK_N: tl.constexpr):
+    """Program (b, pid_n): its batch row, its block of W's rows and their indices (past N they wrap
+    around: they load valid memory and are never stored)."""
+    pid_n = tl.program_id(1)
+    return tl.program_id(0), pid_n, (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+
+
+@triton.jit
+def _store_rows(out_ptr, b, pid_n, stride_ob, N, acc, BLOCK_N: tl.constexpr):
+    """out[b, rows] = the (BLOCK_N, GROUPS_PER_STEP) partial sums added up, in bf16."""
+    out_rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(out_ptr + b * stride_ob + out_rows, tl.sum(acc, axis=1).to(tl.bfloat16), mask=out_rows < N)
+
+
+@triton.jit
 def _step_2d(packed, x_row, words, wanted, s, z, GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr):
     """_step with the 8 nibbles of a word unrolled: packed is (BLOCK_N, BLOCK_W), x read as 8
     vectors of BLOCK_W (element 8j + i of word j), so that no operand needs another layout."""
@@ -323,11 +338,9 @@ def flat_kernel(
     Triton 3.6, sm_90, BLOCK_N=32, 8 groups, 8 warps: x needs no change of layout (two in the loop,
     against three), 101 registers against 119, but 4.3 SASS instructions a weight against 3.93 (32
     two-byte loads of x a step where the solution has 4 of 16 bytes)."""
-    b = tl.program_id(0)
-    pid_n = tl.program_id(1)
+    b, pid_n, rows = _program_rows(N, BLOCK_N)
     WORDS: tl.constexpr = GROUP // 8
     BLOCK_W: tl.constexpr = GROUPS_PER_STEP * WORDS
-    rows = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
     offs_w = tl.arange(0, BLOCK_W)
     steps = tl.arange(0, GROUPS_PER_STEP)
     num_groups = K // GROUP
@@ -351,8 +364,7 @@ def flat_kernel(
         words = g0 * WORDS + offs_w
         acc += _step_2d(packed, x_row, words, words < num_groups * WORDS, s, z, GROUP, BLOCK_N, GROUPS_PER_STEP)
         packed, s, z = packed_next, s_next, z_next
-    out_rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    tl.store(out_ptr + b * stride_ob + out_rows, tl.sum(acc, axis=1).to(tl.bfloat16), mask=out_rows < N)
+    _store_rows(out_ptr, b, pid_n, stride_ob, N, acc, BLOCK_N)
 
 
 @triton.jit(do_not_specialize=["B"])
@@ -366,9 +378,7 @@ def prefetch_kernel(
     """Program (b, pid_n): out[b, rows] for BLOCK_N rows of W, the whole of K, its loads AHEAD steps
     ahead (1: _row_block_dot, 2: _row_block_dot_deep), or one ahead in an iteration of two steps
     (UNROLL: _row_block_dot_unrolled); L2_AHEAD steps more of weights asked of L2 (_row_block_dot)."""
-    b = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    rows = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    b, pid_n, rows = _program_rows(N, BLOCK_N)
     if UNROLL:
         acc = _row_block_dot_unrolled(x_ptr + b * stride_xb, w_ptr, scale_ptr, zero_ptr, rows, 0, K // GROUP,
                                       stride_wn, stride_sn, stride_zn, GROUP, BLOCK_N, GROUPS_PER_STEP, PDL)
@@ -378,8 +388,7 @@ def prefetch_kernel(
     else:
         acc = _row_block_dot(x_ptr + b * stride_xb, w_ptr, scale_ptr, zero_ptr, rows, 0, K // GROUP,
                              stride_wn, stride_sn, stride_zn, GROUP, BLOCK_N, GROUPS_PER_STEP, PDL, L2_AHEAD, CHUNKS)
-    out_rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    tl.store(out_ptr + b * stride_ob + out_rows, tl.sum(acc, axis=1).to(tl.bfloat16), mask=out_rows < N)
+    _store_rows(out_ptr, b, pid_n, stride_ob, N, acc, BLOCK_N)
 
 
 @triton.jit(do_not_specialize=["B"])
@@ -390,11 +399,9 @@ def pipelined_kernel(
     GROUP: tl.constexpr, BLOCK_N: tl.constexpr, GROUPS_PER_STEP: tl.constexpr, STAGES: tl.constexpr, PDL: tl.constexpr = False,
 ):
     """Program (b, pid_n): out[b, rows] for BLOCK_N rows of W; the loop's loads pipelined by Triton."""
-    b = tl.program_id(0)
-    pid_n = tl.program_id(1)
+    b, pid_n, rows = _program_rows(N, BLOCK_N)
     WORDS: tl.constexpr = GROUP // 8
     BLOCK_W: tl.constexpr = GROUPS_PER_STEP * WORDS
-    rows = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
     offs_w = tl.arange(0, BLOCK_W)
     steps = tl.arange(0, GROUPS_PER_STEP)
     i, shift, bit, x_scale = _nibble_unpacking()
@@ -415,8 +422,7 @@ def pipelined_kernel(
         s = tl.load(s_rows + groups[None, :], mask=(groups < num_groups)[None, :], other=0.0)
         z = tl.load(z_rows + groups[None, :], mask=(groups < num_groups)[None, :], other=0)
         acc += _step(packed[:, :, None], x, s, z, shift, bit, x_scale, GROUP, BLOCK_N, GROUPS_PER_STEP)
-    out_rows = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    tl.store(out_ptr + b * stride_ob + out_rows, tl.sum(acc, axis=1).to(tl.bfloat16), mask=out_rows < N)
+    _store_rows(out_ptr, b, pid_n, stride_ob, N, acc, BLOCK_N)
 
 
 @triton.jit(do_not_specialize=["B"])
