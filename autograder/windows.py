@@ -34,11 +34,11 @@ BATCH_WINDOW_US = 4000.0
 # microseconds: three gradings on an H100 read 2.01x to 2.43x cuBLAS at that size.
 MAX_BATCH = 128
 BATCH_MEMORY_SHARE, BATCH_FREE_SHARE = 0.2, 0.5
-# A call so slow that a size's windows pass SLOW_SECONDS is far from any speed points: a few windows
-# tell its time, and the grading ends inside its limit instead of spending it on more of them.
+# A call so slow that a size's windows pass SLOW_SECONDS is far from any speed points: two windows
+# tell its time (an H200 took 216 s on NumPy on the host, 0.27 s and 1.1 s a call, timing three twice).
 SLOW_SECONDS = 20.0
 SLOW_WARMUP_SECONDS = 10.0
-MIN_SLOW_WINDOWS = 3
+MIN_SLOW_WINDOWS = 2
 
 
 class TimedWindows:
@@ -94,7 +94,7 @@ class TimedWindows:
         """Warm-up and timed windows of ``session``'s function at one size; returns the raw event
         times per window, the calls per window, how many timed outputs were wrong, the trusted
         helper's null calls made between the windows (the switch between processes, measured while
-        they ran) and, when ``check``, the correctness case of the first call (against the float64
+        they ran), whether the windows stopped early for a slow call and, when ``check``, the correctness case of the first call (against the float64
         reference: the benchmark size is a correctness case too). Every call gets inputs drawn
         afresh by the problem's own generator and every output is read, so a timed call cannot be
         told from a checked one and its tolerance holds for every draw. ``adapt`` (the trusted
@@ -177,7 +177,7 @@ class TimedWindows:
             torch.cuda.synchronize()
             return raw, wrong
 
-        raws, nulls, wrong = [], [], 0
+        raws, nulls, wrong, slow = [], [], 0, False
         if phase:
             g.watch(session, f"warm-up {phase}", "start")
         warming = time.monotonic()
@@ -205,14 +205,15 @@ class TimedWindows:
                 wrong += window_wrong
                 # MIN_CALLS windows at least, then enough calls or enough GPU time; fewer for a slow call.
                 enough = len(raws) >= timing.MIN_CALLS and (len(raws) * active[0] >= timing.MAX_CALLS or sum(r.window_us for r in raws) * 1e-6 >= timing.TIMED_SECONDS)
-                if enough or (len(raws) >= MIN_SLOW_WINDOWS and time.monotonic() - started > SLOW_SECONDS):
+                slow = not enough and len(raws) >= MIN_SLOW_WINDOWS and time.monotonic() - started > SLOW_SECONDS
+                if enough or slow:
                     break
             if phase:
                 g.watch(session, phase, "stop")
         self.reader.close()
         for inputs_id in ids:
             session.ask({"op": "drop", "id": inputs_id}, timeout=g.remaining())
-        return {"raws": raws, "calls_per_window": active[0], "nulls": nulls, "wrong": wrong, "case": checked.get("case"), "launch_us": launches}
+        return {"raws": raws, "calls_per_window": active[0], "nulls": nulls, "wrong": wrong, "case": checked.get("case"), "launch_us": launches, "slow": slow}
 
     def _timed_output_ok(self, size, answer: dict, metas: list | None, copies: list, index: int, inputs: dict, checked: dict) -> bool:
         """One output of a timed window against the library's answer for its inputs; the first

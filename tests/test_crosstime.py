@@ -273,14 +273,14 @@ class _Stages:
     """Timed windows handed out in order; each timing replaces its phase's profile, as the worker's
     watch does."""
 
-    def __init__(self, grading: _Grading, timings: list[tuple[float, list[float]]]) -> None:
-        self.grading, self.timings, self.calls = grading, list(timings), 0
+    def __init__(self, grading: _Grading, timings: list[tuple[float, list[float]]], slow: bool = False) -> None:
+        self.grading, self.timings, self.calls, self.slow = grading, list(timings), 0, slow
 
     def timed(self, session, size, seed, check, phase):
         own_us_total, window_us = self.timings[self.calls]
         self.calls += 1
         self.grading.phases[phase] = {"kernels": [{"name": "add_kernel", "total_us": own_us_total}]}
-        return {**_windows(*window_us), "case": {"passed": True}, "timing": self.calls}
+        return {**_windows(*window_us), "case": {"passed": True}, "timing": self.calls, "slow": self.slow}
 
 
 def test_a_size_the_kernels_fall_short_of_is_timed_once_more_and_the_second_timing_judged():
@@ -304,3 +304,13 @@ def test_accounted_windows_are_timed_once():
     stages = _Stages(g, [(50 * 528.0, [2950.0] * 10)] * 2)
     measured, again = speedrows.timed_for_verdict(g, stages, 1 << 27, "timed 134217728")
     assert not again and stages.calls == 1 and measured["timing"] == 1
+
+
+def test_windows_that_stopped_early_for_a_slow_call_are_judged_as_timed():
+    # NumPy on the host: two windows of five calls of 274 ms, the kernels 64 us a call. A busy host
+    # cannot explain seconds of a window, so the windows are judged once, and they fall short.
+    g = _Grading(own_us_total=0.0)
+    stages = _Stages(g, [(10 * 64.0, [5 * 274_000.0] * 2)] * 2, slow=True)
+    measured, again = speedrows.timed_for_verdict(g, stages, 1 << 27, "timed 134217728")
+    assert not again and stages.calls == 1
+    assert speedrows._unaccounted(g, measured, "timed 134217728")
