@@ -11,6 +11,13 @@ and nothing else of the learner's code, and answers with what the output holds. 
 compute from their inputs give the new answer; a host-made answer comes back as it was. The judge
 compares it with the reference on the new inputs, and puts the inputs' first values back.
 
+What the host wrote is known by the bytes it changed, so a write of the value already there (zeroing
+a buffer where a kernel had left +0.0) is unseen, and replayed kernels would find their own new value
+in its place. Where that replay's answer is wrong, the judge asks for a second reading: every tensor
+argument the host changed at all is put back whole as the call had it before the launch (what zero_,
+fill_ and copy_ do). Either reading carries only what the call held into the replay, never anything
+of the new values, so a host-made answer comes back as it was under both.
+
 What a replay cannot change: values the host read out of the inputs into a launch's scalar arguments
 or its grid (they stay as they were), which is why only floating-point tensors change.
 """
@@ -31,7 +38,9 @@ class Replay:
     before it (address, byte offsets, values)."""
 
     def __init__(self) -> None:
-        self.launches: list[tuple[object, tuple, dict, list[tuple[int, np.ndarray, np.ndarray]], tuple, object]] = []
+        # Per launch: the bytes the host changed and, for the second reading, the rest of every
+        # argument it changed at all (each a list of address, byte offsets, values).
+        self.launches: list[tuple[object, tuple, dict, list[tuple[int, np.ndarray, np.ndarray]], list[tuple[int, np.ndarray, np.ndarray]], tuple, object]] = []
         # What the tensors held when a kernel last finished with them: [(start, bytes)], disjoint.
         self._held: list[tuple[int, np.ndarray]] = []
         # A kernel launched with an argument that is not a tensor of known extent (no replay then).
@@ -44,23 +53,31 @@ class Replay:
             # An argument of unknown extent: what the host wrote there cannot be known.
             self.unfollowed = self.unfollowed or launch.kernel.name
             return
-        writes = []
+        writes, rewrites = [], []
         for start, end in zip(launch.starts.tolist(), launch.ends.tolist(), strict=True):
             now = _view(start, end)
             held, values = self._read(start, end)
             changed = np.flatnonzero(~held | (values != now))
             if changed.size:
                 writes.append((start, changed, now[changed].copy()))
-        self.launches.append((executor, _plain(args), _plain(kwargs), writes, grid, launch.sees))
+        for argument in launch.arguments:
+            now = _view(argument.start, argument.end)
+            held, values = self._read(argument.start, argument.end)
+            same = held & (values == now)
+            if not same.all():
+                kept = np.flatnonzero(same)
+                rewrites.append((argument.start, kept, now[kept].copy()))
+        self.launches.append((executor, _plain(args), _plain(kwargs), writes, rewrites, grid, launch.sees))
 
     def after(self, launch) -> None:
         """``launch`` has run: what its tensors hold now is the kernels' state."""
         for start, end in zip(launch.starts.tolist(), launch.ends.tolist(), strict=True):
             self._write(start, _view(start, end).copy())
 
-    def run(self, inputs: dict, new_inputs: dict) -> None:
+    def run(self, inputs: dict, new_inputs: dict, whole: bool = False) -> None:
         """Put ``new_inputs`` (same names, shapes and dtypes) into ``inputs``' memory and replay every
-        launch with only the host's writes between them: those into the inputs' own bytes are left
+        launch with only the host's writes between them (``whole``: every argument the host changed
+        put back whole): those into the inputs' own bytes are left
         out, the inputs holding their new values. ``inputs`` get their first values back afterwards,
         whatever happens. Run under ``interpreter.run_recorded(..., replaying=self)``: each launch's
         memory is checked against what this replay wrote and the kernels stored (``start``,
@@ -77,18 +94,10 @@ class Replay:
                     value.copy_(new_inputs[name])
                 for low, high in spans:
                     self.known._write(low, _view(low, high).copy())
-                for executor, args, kwargs, writes, grid, sees in self.launches:
+                for executor, args, kwargs, writes, rewrites, grid, sees in self.launches:
                     self.sees = sees
-                    for start, offsets, values in writes:
-                        addresses = start + offsets
-                        outside = np.ones(offsets.size, bool)
-                        for low, high in spans:
-                            outside &= (addresses < low) | (addresses >= high)
-                        end = start + int(offsets[-1]) + 1
-                        _view(start, end)[offsets[outside]] = values[outside]
-                        held, now = self.known._read(start, end)
-                        now[offsets[outside]], held[offsets[outside]] = values[outside], True
-                        self.known._write(start, np.where(held, now, _view(start, end)))
+                    for start, offsets, values in writes + (rewrites if whole else []):
+                        self._put(start, offsets, values, spans)
                     # The grid as it was, and no pre-run hook: no host code of the learner's runs.
                     executor.grid, executor.pre_run_hooks = grid, []
                     executor(*args, **kwargs)
@@ -96,6 +105,20 @@ class Replay:
             with torch.no_grad():
                 for name, value in tensors.items():
                     value.copy_(first[name])
+
+    def _put(self, start: int, offsets: np.ndarray, values: np.ndarray, spans: list[tuple[int, int]]) -> None:
+        """The host's bytes at ``start + offsets`` written again, except into the inputs' ``spans``."""
+        if not offsets.size:
+            return
+        addresses = start + offsets
+        outside = np.ones(offsets.size, bool)
+        for low, high in spans:
+            outside &= (addresses < low) | (addresses >= high)
+        end = start + int(offsets[-1]) + 1
+        _view(start, end)[offsets[outside]] = values[outside]
+        held, now = self.known._read(start, end)
+        now[offsets[outside]], held[offsets[outside]] = values[outside], True
+        self.known._write(start, np.where(held, now, _view(start, end)))
 
     def start(self, launch) -> None:
         """A replayed launch begins (its pre-run code done): its memory must be what this replay put

@@ -72,10 +72,10 @@ class WorkerCalls:
 
     def replay(self, request: dict) -> tuple[dict, bytes]:
         """The launches of the last correctness call again, on the inputs ``with`` in place of its
-        own, and what its output holds then (autograder.replay)."""
+        own (``whole``: autograder.replay's second reading), and what its output holds then."""
         from . import interpreter, shared
 
-        kept, self.replayable = self.replayable, None
+        kept = self.replayable
         if kept is None or kept[0] != request["id"] or request["with"] not in self.inputs:
             return {"replayed": False}, b""
         _, out, record = kept
@@ -83,7 +83,7 @@ class WorkerCalls:
             return {"unfollowed": record.replay.unfollowed}, b""
         try:
             # Recorded as any call is: each launch is checked against its tensors' bounds again.
-            _, again = interpreter.run_recorded(record.replay.run, self.inputs[request["id"]][0], self.inputs[request["with"]][0], replaying=record.replay)
+            _, again = interpreter.run_recorded(record.replay.run, self.inputs[request["id"]][0], self.inputs[request["with"]][0], bool(request.get("whole")), replaying=record.replay)
         except BaseException as exc:  # noqa: BLE001 -- the kernels' own failure, reported as the replay's
             return {"error": learner_code.error(exc, self.setup.get("module"))}, b""
         self._returned()

@@ -352,6 +352,42 @@ def record() -> dict:
     return seen
 
 
+def _zeroes_between_launches(x, y):
+    # x into a zeroed buffer, the buffer zeroed on the host, y into it: four launches.
+    acc, out = torch.zeros_like(x), torch.empty_like(x)
+    atomic_add_kernel[_grid(N)](x, acc, N, BLOCK_SIZE=BLOCK_SIZE, INCLUSIVE=False)
+    copy_kernel[_grid(N)](acc, out, N, BLOCK_SIZE=BLOCK_SIZE)
+    acc.zero_()
+    atomic_add_kernel[_grid(N)](y, acc, N, BLOCK_SIZE=BLOCK_SIZE, INCLUSIVE=False)
+    atomic_add_kernel[_grid(N)](acc, out, N, BLOCK_SIZE=BLOCK_SIZE, INCLUSIVE=False)
+    return out
+
+
+def _host_answer(x, y):
+    # NumPy's sum, carried to the output by a kernel.
+    answer = torch.from_numpy(x.numpy() + y.numpy())
+    out = torch.empty_like(x)
+    copy_kernel[_grid(N)](answer, out, N, BLOCK_SIZE=BLOCK_SIZE)
+    return out
+
+
+def replay() -> dict:
+    """Each call's launches replayed on other values of x and y: how far the output is from their sum."""
+    x, y = _inputs(7)
+    # Values whose bytes the host's zeroing leaves as they were: +0.0 (every byte zero), -0.0.
+    x[::7], x[3::7] = 0.0, -0.0
+    x_new, y_new = _inputs(8)
+    seen = {}
+    for name, fn in (("zeroes_between_launches", _zeroes_between_launches), ("host_answer", _host_answer)):
+        out, record = interpreter.run_recorded(fn, x, y)
+        inputs = {"x": x, "y": y}
+        for reading in ("changed", "whole"):
+            interpreter.run_recorded(record.replay.run, inputs, {"x": x_new, "y": y_new}, reading == "whole", replaying=record.replay)
+            seen[f"{name} {reading}"] = {"wrong": int((out - (x_new + y_new)).abs().gt(1e-6).sum()), "tampered": record.replay.tampered,
+                                         "inputs_kept": bool(torch.equal(inputs["x"], x))}
+    return seen
+
+
 def setup() -> dict:
     from autograder.setup import setup as notebook_setup
 
@@ -363,5 +399,5 @@ def setup() -> dict:
 
 if __name__ == "__main__":
     scenario = {"tail": tail, "out_of_bounds": out_of_bounds, "honest_plain": honest_plain, "honest_guarded": honest_guarded,
-                "record": record, "setup": setup}[sys.argv[1]]
+                "record": record, "replay": replay, "setup": setup}[sys.argv[1]]
     print(json.dumps(scenario()))

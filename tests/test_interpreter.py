@@ -146,3 +146,13 @@ def test_notebook_setup_on_a_cpu_installs_the_guard():
 def test_guard_is_off_without_the_interpreter(monkeypatch):
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     assert install_guard() is False
+
+
+def test_a_replay_puts_back_whole_the_tensors_the_host_zeroed_where_kernels_had_left_zeros():
+    # x holds +0.0 and -0.0 (the accumulator +0.0 after either), so zeroing the accumulator on the
+    # host changes none of those bytes: read by the bytes it changed, the replay leaves the new x there.
+    seen = _run("replay")
+    assert seen["zeroes_between_launches changed"]["wrong"] == 2 * len(range(0, 1000, 7))
+    assert seen["zeroes_between_launches whole"] == {"wrong": 0, "tampered": None, "inputs_kept": True}
+    # NumPy's answer comes back as it was under both readings.
+    assert seen["host_answer changed"]["wrong"] == seen["host_answer whole"]["wrong"] == 1000
