@@ -2,7 +2,9 @@
 
 Triton 3.6 builds host code as a kernel first runs: its driver's utilities (``cuda_utils``) and a C
 launcher per kernel signature, each compiled with the system's C compiler and loaded as a Python
-extension, found first in Triton's cache under ``sha256(source + platform)``. In a learner's worker
+extension, found first in Triton's cache under ``sha256(source + platform)``. Triton 3.7 (what torch
+2.13's CUDA wheels pin, so a learner's Colab) launches every kernel through one launcher inside
+``cuda_utils`` and builds only that, the same way. In a learner's worker
 that cache is a folder its process writes, so a library file planted under the key of the launcher
 its kernel is about to need would be loaded as Triton's, native code in the worker; and the worker's
 writable folders are mounted noexec (autograder.noexec), so none built there could run anyway.
@@ -49,12 +51,12 @@ def folder() -> str:
 
 
 def triton_builds_here() -> bool:
-    """Whether the installed Triton is one whose native modules the builder makes (3.6's way), read from
-    its distribution's metadata: asked as a worker starts, before anything is imported."""
+    """Whether the installed Triton is one whose native modules the builder makes (3.6's and 3.7's way),
+    read from its distribution's metadata: asked as a worker starts, before anything is imported."""
     from importlib import metadata
 
     try:
-        return metadata.version("triton").startswith("3.6.")
+        return metadata.version("triton").startswith(("3.6.", "3.7."))
     except metadata.PackageNotFoundError:
         return False
 
@@ -67,8 +69,12 @@ def supported() -> str | None:
         from triton.backends.nvidia import driver
     except ImportError as error:
         return f"no Triton CUDA driver ({error})"
-    if not hasattr(driver, "compile_module_from_src") or list(inspect.signature(driver.make_launcher).parameters) != ["constants", "signature", "tensordesc_meta"]:
-        return f"Triton {getattr(sys.modules.get('triton'), '__version__', '?')} builds its launchers otherwise"
+    otherwise = f"Triton {getattr(sys.modules.get('triton'), '__version__', '?')} builds its launchers otherwise"
+    if not hasattr(driver, "compile_module_from_src") or not hasattr(driver, "CudaUtils"):
+        return otherwise
+    # 3.6: a launcher per signature, its source from make_launcher; 3.7: none (cuda_utils launches).
+    if hasattr(driver, "make_launcher") and list(inspect.signature(driver.make_launcher).parameters) != ["constants", "signature", "tensordesc_meta"]:
+        return otherwise
     return None
 
 
@@ -169,7 +175,8 @@ class Builder:
                 raise RuntimeError(f"Triton asked for a native module {name!r} the grader does not build")
             return build._load_module_from_path(name, self.build(recipe))
 
-        driver.make_launcher = make_launcher
+        if hasattr(driver, "make_launcher"):
+            driver.make_launcher = make_launcher
         driver.compile_module_from_src = compile_module_from_src
 
 

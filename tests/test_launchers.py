@@ -1,7 +1,7 @@
 """Triton's native modules for a GPU learner's worker come from a builder outside its sandbox
 (autograder.launchers). What a worker can send the builder is checked here: the builder runs outside
 the sandbox, so a request must never put text of the worker's in front of its C compiler. Building
-and loading need Triton 3.6 and a GPU (the GPU run's native-code cases and every Triton grading)."""
+and loading need Triton 3.6 or 3.7 and a GPU (the GPU run's native-code cases and every Triton grading)."""
 
 from __future__ import annotations
 
@@ -64,8 +64,8 @@ def test_the_builders_import_path_leaves_out_the_gradings_and_relative_folders(m
     assert path == [launchers.PACKAGE_PARENT, "/usr/lib/python3/dist-packages"]
 
 
-@pytest.mark.parametrize(("version", "builds"), [("3.6.0", True), ("3.7.1", False), ("3.9.0", False), (None, False)])
-def test_the_builder_serves_triton_3_6_only(monkeypatch, version, builds):
+@pytest.mark.parametrize(("version", "builds"), [("3.6.0", True), ("3.7.1", True), ("3.9.0", False), (None, False)])
+def test_the_builder_serves_triton_3_6_and_3_7_only(monkeypatch, version, builds):
     from importlib import metadata
 
     def installed(name):
@@ -75,6 +75,30 @@ def test_the_builder_serves_triton_3_6_only(monkeypatch, version, builds):
 
     monkeypatch.setattr(metadata, "version", installed)
     assert launchers.triton_builds_here() is builds
+
+
+def _launcher_3_6(constants, signature, tensordesc_meta):
+    pass
+
+
+def _launcher_other(signature, constants):
+    pass
+
+
+@pytest.mark.parametrize(("members", "served"), [
+    ({"compile_module_from_src": print, "CudaUtils": object, "make_launcher": _launcher_3_6}, True),
+    ({"compile_module_from_src": print, "CudaUtils": object}, True),
+    ({"compile_module_from_src": print, "CudaUtils": object, "make_launcher": _launcher_other}, False),
+    ({"compile_module_from_file": print, "CudaUtils": object}, False),
+], ids=["3.6: a launcher a signature", "3.7: cuda_utils launches", "another launcher generator", "3.9: built from a file"])
+def test_the_builder_stands_in_only_for_the_drivers_it_knows(monkeypatch, members, served):
+    import types
+
+    nvidia = pytest.importorskip("triton.backends.nvidia")
+    monkeypatch.setattr(nvidia, "driver", types.SimpleNamespace(**members))
+    differs = launchers.supported()
+    assert (differs is None) is served, differs
+    assert served or "builds its launchers otherwise" in differs
 
 
 def test_the_builders_folder_is_the_graders_not_a_workers(monkeypatch, tmp_path):
