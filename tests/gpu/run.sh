@@ -32,7 +32,8 @@ step() {
   local started=$SECONDS
   (while sleep 60; do pack; done) &
   local packer=$!
-  timeout "$left" "$@" > "$RUN/$name.log" 2>&1
+  # A step that outlives its TERM (pytest's workers in the middle of a grading) is killed 20 s later.
+  timeout -k 20 "$left" "$@" > "$RUN/$name.log" 2>&1
   local rc=$?
   kill "$packer" 2>/dev/null
   wait "$packer" 2>/dev/null
@@ -73,8 +74,9 @@ export GPU_RUN_DIR="$RUN"
 DEADLINE=$((SECONDS + ${TOTAL_S:-560}))
 # tracks.sh gives every track the call's own end (CALL_END, seconds since the epoch), which comes
 # first when the set-up before the tracks took part of the call.
-if [ -n "${CALL_END:-}" ] && [ $((SECONDS + CALL_END - $(date +%s))) -lt "$DEADLINE" ]; then
-  DEADLINE=$((SECONDS + CALL_END - $(date +%s)))
+# The deadline keeps 30 s of the call for a step killed after its TERM and the last pack.
+if [ -n "${CALL_END:-}" ] && [ $((SECONDS + CALL_END - $(date +%s) - 30)) -lt "$DEADLINE" ]; then
+  DEADLINE=$((SECONDS + CALL_END - $(date +%s) - 30))
 fi
 step doctor "$PY" -m autograder doctor --remeasure
 if has tune; then
@@ -84,7 +86,7 @@ if has tune; then
     script=${spec%%:*}
     arguments=()
     [[ "$spec" == *:* ]] && IFS=: read -r -a arguments <<< "${spec#*:}"
-    step "tune-$(basename "$script" .py)" timeout "${TUNE_S:-150}" "$PY" "$script" "${arguments[@]}"
+    step "tune-$(basename "$script" .py)" timeout -k 10 "${TUNE_S:-150}" "$PY" "$script" "${arguments[@]}"
   done
 fi
 # Without the notebooks step, the benchmark grades every solution itself.
@@ -92,7 +94,7 @@ has bench && ! has solutions && step bench "$PY" -m autograder bench --out "$RUN
 # The book's demo notebooks, executed here; their executed copies are committed over book/.
 # BOOK_NOTEBOOKS (paths, space-separated) runs only those, where one call cannot hold them all.
 # shellcheck disable=SC2086
-has book && step book-demos timeout "${BOOK_S:-300}" "$PY" tests/gpu/execute_book.py "$WORK/book" ${BOOK_NOTEBOOKS:-}
+has book && step book-demos timeout -k 10 "${BOOK_S:-300}" "$PY" tests/gpu/execute_book.py "$WORK/book" ${BOOK_NOTEBOOKS:-}
 # pytest-timeout (in the GPU image) names the test and the line where anything hangs. Timing-sensitive
 # tests run one at a time; the adversarial verdicts, which only need the right verdict, run six at a
 # time (pytest-xdist); the stability runs (STEPS=stability) come last and get whatever time is left.
@@ -111,31 +113,31 @@ fi
 # SOLUTIONS_K narrows this step (a pytest -k expression) where one call cannot hold it: on an H100
 # the solutions take about 8 minutes, so they run in two calls and the benchmark tables are built
 # from both calls' graded results (`python -m autograder bench --from DIR` needs no GPU).
-has solutions && step pytest-gpu timeout "${NOTEBOOKS_S:-480}" "${PYTEST[@]}" "${SPREAD[@]}" -m "gpu and not multigpu" -v --durations=12 -k "not stability and not busy_host and not test_untouched_exercise and not test_exact_solution and (${SOLUTIONS_K:-not nothing})" tests/gpu
+has solutions && step pytest-gpu timeout -k 10 "${NOTEBOOKS_S:-480}" "${PYTEST[@]}" "${SPREAD[@]}" -m "gpu and not multigpu" -v --durations=12 -k "not stability and not busy_host and not test_untouched_exercise and not test_exact_solution and (${SOLUTIONS_K:-not nothing})" tests/gpu
 # How long a learner waits for a graded cell, a judge started ahead as after a notebook's set-up
 # cell (tests/gpu/grading_time.py; TIMING_PROBLEMS names the solutions, each graded three times).
 # shellcheck disable=SC2086
-has timing && step grading-time timeout "${TIMING_S:-300}" "$PY" tests/gpu/grading_time.py --ahead "$RUN/grading-time.json" ${TIMING_PROBLEMS:-act0.vector_add act4.flash_attention}
+has timing && step grading-time timeout -k 10 "${TIMING_S:-300}" "$PY" tests/gpu/grading_time.py --ahead "$RUN/grading-time.json" ${TIMING_PROBLEMS:-act0.vector_add act4.flash_attention}
 # Act 5's speed needs several GPUs visible at once: its tests run without pinning, only where there
 # are 2 or more GPUs (STEPS="multigpu" alone: `make test-gpu-multi`, issue 22's measurement).
 # MULTIGPU_K narrows it (a pytest -k expression), e.g. to the ring once NCCL's tables are measured;
 # MULTIGPU_K=none leaves it out (the second call of a `make test-gpu` split over two calls).
 if (has solutions || has multigpu) && [ "$NGPU" -ge 2 ] && [ "${MULTIGPU_K:-}" != none ]; then
-  step pytest-multi-gpu timeout "${MULTIGPU_S:-420}" "${PYTEST[@]}" --timeout=400 -m "gpu and multigpu" -v -k "${MULTIGPU_K:-not nothing}" tests/gpu/test_act5_gpu.py
+  step pytest-multi-gpu timeout -k 10 "${MULTIGPU_S:-420}" "${PYTEST[@]}" --timeout=400 -m "gpu and multigpu" -v -k "${MULTIGPU_K:-not nothing}" tests/gpu/test_act5_gpu.py
 fi
 # With it, the benchmark tables are built from the gradings the solution notebooks just received.
 has bench && has solutions && step bench "$PY" -m autograder bench --from "$WORK/graded" --out "$RUN"
 # Untouched exercises only need the right verdict (zero, no crash), and the solution notebooks with
 # only exact answers time nothing, so they share the GPU.
 # EXERCISES_K narrows it as SOLUTIONS_K does the solutions (e.g. to the acts whose solutions changed).
-has exercises && step pytest-exercises-gpu timeout "${EXERCISES_S:-240}" "${PYTEST[@]}" -m gpu -n $((${EXERCISES_N:-8} * NGPU)) -v -k "(test_untouched_exercise or test_exact_solution) and (${EXERCISES_K:-not nothing})" tests/gpu/test_notebooks_gpu.py
+has exercises && step pytest-exercises-gpu timeout -k 10 "${EXERCISES_S:-240}" "${PYTEST[@]}" -m gpu -n $((${EXERCISES_N:-8} * NGPU)) -v -k "(test_untouched_exercise or test_exact_solution) and (${EXERCISES_K:-not nothing})" tests/gpu/test_notebooks_gpu.py
 # The isolation tests (a crash, a leak, an endless kernel, then an honest grading) read the GPU's
 # free memory and time, so they run alone, before the verdicts; so do the cases that load the GPU
 # beyond their calls and those that must PASS (tests/adversarial/cases.py: three gradings on one
 # H200 rejected two honest vector adds whose windows held the others' GPU work). -v prints each verdict as it
 # finishes, so a step cut off by its limit still names its failures. ISOLATION_SHARD ("I/N") splits them
 # over tracks as ADVERSARIAL_SHARD splits the verdicts: one track took 420 s and more for all of them.
-has isolation && step pytest-isolation-gpu timeout "${ISOLATION_S:-420}" "${PYTEST[@]}" ${ISOLATION_SHARD:+--shard "$ISOLATION_SHARD"} "${SPREAD[@]}" -m gpu -v -k "not test_verdict_on_gpu and (${ISOLATION_K:-not nothing})" tests/adversarial
+has isolation && step pytest-isolation-gpu timeout -k 10 "${ISOLATION_S:-420}" "${PYTEST[@]}" ${ISOLATION_SHARD:+--shard "$ISOLATION_SHARD"} "${SPREAD[@]}" -m gpu -v -k "not test_verdict_on_gpu and (${ISOLATION_K:-not nothing})" tests/adversarial
 # A verdict's test waits as long as the grader itself would (its time limit and the judge's grace):
 # at 150 s, a FlashAttention backward case compiling beside eleven other gradings on two H100s was cut
 # off before its verdict. Each GPU grades ADVERSARIAL_N cases at a time: 3 on cards of 100 GiB or
@@ -159,37 +161,37 @@ if has verdicts && [ -n "${ADVERSARIAL_PENDING:-}" ]; then
   "$PY" tests/gpu/pending_verdicts.py --out "$WORK/pending-verdicts.txt" | tee "$RUN/pending-verdicts.log"
   ADVERSARIAL_CASES="$WORK/pending-verdicts.txt"
 fi
-has verdicts && step pytest-adversarial-gpu timeout "${ADVERSARIAL_S:-300}" "${PYTEST[@]}" --timeout="$GRADING_S" ${ADVERSARIAL_SHARD:+--shard "$ADVERSARIAL_SHARD"} ${ADVERSARIAL_CASES:+--cases "$ADVERSARIAL_CASES"} -m gpu -n $((${ADVERSARIAL_N:-$PER_GPU} * NGPU)) -v -k "test_verdict_on_gpu and (${ADVERSARIAL_K:-not nothing})" tests/adversarial
+has verdicts && step pytest-adversarial-gpu timeout -k 10 "${ADVERSARIAL_S:-300}" "${PYTEST[@]}" --timeout="$GRADING_S" ${ADVERSARIAL_SHARD:+--shard "$ADVERSARIAL_SHARD"} ${ADVERSARIAL_CASES:+--cases "$ADVERSARIAL_CASES"} -m gpu -n $((${ADVERSARIAL_N:-$PER_GPU} * NGPU)) -v -k "test_verdict_on_gpu and (${ADVERSARIAL_K:-not nothing})" tests/adversarial
 # How many launches a stream takes behind an unwritten wait word before the host blocks
 # (tests/gpu/probe_launch_queue.py): the depth behind autograder.windows' halving of the library's calls.
-has probe && step probe-launch-queue timeout "${PROBE_S:-240}" "$PY" tests/gpu/probe_launch_queue.py "$RUN/launch-queue.json"
+has probe && step probe-launch-queue timeout -k 10 "${PROBE_S:-240}" "$PY" tests/gpu/probe_launch_queue.py "$RUN/launch-queue.json"
 # Whether the ring's timed ranks, armed without a collective, keep their sends and receives and lose
 # every collective once they may open no socket (tests/gpu/probe_nccl_sockets_after_arm.py; 2 GPUs).
-has nccl-sockets && [ "$NGPU" -ge 2 ] && step probe-nccl-sockets timeout "${PROBE_S:-240}" "$PY" tests/gpu/probe_nccl_sockets_after_arm.py "$RUN/nccl-sockets-after-arm.json"
+has nccl-sockets && [ "$NGPU" -ge 2 ] && step probe-nccl-sockets timeout -k 10 "${PROBE_S:-240}" "$PY" tests/gpu/probe_nccl_sockets_after_arm.py "$RUN/nccl-sockets-after-arm.json"
 # Where the ring's timed run spends its time (2 GPUs): the grader's record against none, NCCL's flight
 # record (tests/gpu/probe_ring_record.py), and the grader's protocol for the ring and NCCL's all-reduce
 # in learner and trusted ranks at 10 and 40 calls a round (tests/gpu/probe_ring_protocol.py).
 if has ring-probes && [ "$NGPU" -ge 2 ]; then
-  step probe-ring-record timeout "${PROBE_S:-240}" "$PY" tests/gpu/probe_ring_record.py "$RUN/ring-record.json"
-  step probe-ring-protocol timeout "${PROBE_S:-240}" "$PY" tests/gpu/probe_ring_protocol.py "$RUN/ring-protocol.json"
+  step probe-ring-record timeout -k 10 "${PROBE_S:-240}" "$PY" tests/gpu/probe_ring_record.py "$RUN/ring-record.json"
+  step probe-ring-protocol timeout -k 10 "${PROBE_S:-240}" "$PY" tests/gpu/probe_ring_protocol.py "$RUN/ring-protocol.json"
 fi
 # The tests that time beside processes spinning on every core of the host (busy_host in their names:
 # the CUDA-graph exercise's two loops on one core): they load the CPUs every track shares, so a call
 # runs them with no other track timing anything.
-has busy && step pytest-busy-host timeout "${BUSY_S:-420}" "${PYTEST[@]}" -m gpu -v -k busy_host tests/gpu
+has busy && step pytest-busy-host timeout -k 10 "${BUSY_S:-420}" "${PYTEST[@]}" -m gpu -v -k busy_host tests/gpu
 # Nsight Compute's counters of the kernels the book explains (the SGEMM steps, Act 1's transpose and
 # reduction, the strided read), into ncu/ of the archive (tests/gpu/profile_ncu.py; about 2 minutes).
-has ncu && step ncu timeout "${NCU_S:-300}" "$PY" tests/gpu/profile_ncu.py
+has ncu && step ncu timeout -k 10 "${NCU_S:-300}" "$PY" tests/gpu/profile_ncu.py
 # A small class and two students who hand in every act, graded by `python -m autograder class` with
 # one worker per GPU: its CSVs and each student's seconds per act (book/teaching/index.md).
-has class && step class timeout "${CLASS_S:-540}" "$PY" tests/gpu/grade_class.py "$RUN/class"
+has class && step class timeout -k 10 "${CLASS_S:-540}" "$PY" tests/gpu/grade_class.py "$RUN/class"
 if has stability; then
   left=$((DEADLINE - SECONDS))
   # STABILITY_K picks problems (-k), STABILITY_RUNS the gradings of each: all 15 ten times do not
   # fit one call.
   select=()
   [ -n "${STABILITY_K:-}" ] && select=(-k "$STABILITY_K")
-  step pytest-stability-gpu timeout "$left" "${PYTEST[@]}" --timeout="$left" "${SPREAD[@]}" -m gpu -v "${select[@]}" tests/gpu/test_stability_gpu.py
+  step pytest-stability-gpu timeout -k 10 "$left" "${PYTEST[@]}" --timeout="$left" "${SPREAD[@]}" -m gpu -v "${select[@]}" tests/gpu/test_stability_gpu.py
 fi
 echo "== status $status after $SECONDS s; archive $OUT/gpu-results.tar.gz, the run in ${RUN#"$WORK"/}/"
 exit "$status"
