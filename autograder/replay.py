@@ -53,20 +53,22 @@ class Replay:
             # An argument of unknown extent: what the host wrote there cannot be known.
             self.unfollowed = self.unfollowed or launch.kernel.name
             return
-        writes, rewrites = [], []
+        writes, rewrites, intervals = [], [], []
         for start, end in zip(launch.starts.tolist(), launch.ends.tolist(), strict=True):
             now = _view(start, end)
             held, values = self._read(start, end)
-            changed = np.flatnonzero(~held | (values != now))
-            if changed.size:
-                writes.append((start, changed, now[changed].copy()))
-        for argument in launch.arguments:
-            now = _view(argument.start, argument.end)
-            held, values = self._read(argument.start, argument.end)
-            same = held & (values == now)
-            if not same.all():
-                kept = np.flatnonzero(same)
-                rewrites.append((argument.start, kept, now[kept].copy()))
+            changed = ~held | (values != now)
+            intervals.append((start, end, now, changed))
+            if changed.any():
+                offsets = np.flatnonzero(changed)
+                writes.append((start, offsets, now[offsets].copy()))
+        # Each argument that holds any bytes lies inside one of the intervals, their union.
+        for argument in (a for a in launch.arguments if a.end > a.start):
+            start, _, now, changed = next(i for i in intervals if i[0] <= argument.start and argument.end <= i[1])
+            low, high = argument.start - start, argument.end - start
+            if changed[low:high].any():
+                kept = low + np.flatnonzero(~changed[low:high])
+                rewrites.append((start, kept, now[kept].copy()))
         self.launches.append((executor, _plain(args), _plain(kwargs), writes, rewrites, grid, launch.sees))
 
     def after(self, launch) -> None:

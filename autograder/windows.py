@@ -94,12 +94,12 @@ class TimedWindows:
         """Warm-up and timed windows of ``session``'s function at one size; returns the raw event
         times per window, the calls per window, how many timed outputs were wrong, the trusted
         helper's null calls made between the windows (the switch between processes, measured while
-        they ran), whether the windows stopped early for a slow call and, when ``check``, the correctness case of the first call (against the float64
-        reference: the benchmark size is a correctness case too). Every call gets inputs drawn
-        afresh by the problem's own generator and every output is read, so a timed call cannot be
-        told from a checked one and its tolerance holds for every draw. ``adapt`` (the trusted
-        helper's calls only): fewer calls a window while the warm-up's cannot all be launched before
-        their window starts; ``fit_only``: stop after the warm-up, to learn that number."""
+        they ran), whether they stopped early for a slow call and, when ``check``, the correctness case
+        of the first call (against the float64 reference: the benchmark size is a correctness case
+        too). Every call gets inputs drawn afresh by the problem's own generator and every output is
+        read, so a timed call cannot be told from a checked one and its tolerance holds for every
+        draw. ``adapt`` (the trusted helper's calls only): fewer calls a window while the warm-up's
+        cannot all be launched before their window starts; ``fit_only``: stop after the warm-up."""
         p, g, timer = self.problem, self.g, self.g.timer
         draws = random.Random(seed)
         private = p.make_inputs(size, draws.getrandbits(62), "cuda")
